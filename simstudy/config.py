@@ -1,0 +1,243 @@
+"""Structured-config schemas (registered in Hydra's ConfigStore) and config validation.
+
+The YAML files in ``simstudy/conf`` (also reachable as ``conf/`` at the project root)
+extend these schemas, so a misspelt key or a value of the wrong type fails at composition
+time. :func:`validate_config` then checks the relations between fields (K <= n, n a
+multiple of K, ...) before any computation starts.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING, DictConfig, OmegaConf
+
+__all__ = [
+    "ConfigError",
+    "CVVarianceStudyConfig",
+    "LearnerConfig",
+    "LogisticPopulationConfig",
+    "RunnerConfig",
+    "TabularPopulationConfig",
+    "register_configs",
+    "validate_config",
+]
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message names the field, the value and the fix."""
+
+
+# ----------------------------------------------------------------------------- populations
+@dataclass
+class LogisticPopulationConfig:
+    """Nedelko's 2-D logistic model (STUDIES.md section 2)."""
+
+    kind: str = "logistic"
+    name: str = "logistic"
+    bayes_error: float = 0.2
+
+
+@dataclass
+class TabularPopulationConfig:
+    """A finite data set as population (OpenML, CoverType fetcher, or a local file)."""
+
+    kind: str = "tabular"
+    name: str = MISSING
+    #: "openml", "covtype" or "file"; a non-null ``path`` always means "file".
+    source: str = "openml"
+    openml_id: Optional[int] = None
+    path: Optional[str] = None
+    #: Download cache (scikit-learn's default, ~/scikit_learn_data, when null).
+    data_home: Optional[str] = None
+    #: "auto", "first", "last" or a column index (files only).
+    label_column: Any = "auto"
+    delimiter: Optional[str] = None
+    header: Any = "auto"
+    #: Class labels mapped to 1 (the rest to 0); null keeps the original classes.
+    positive: Optional[List[str]] = None
+    #: Sample training sets with replacement (Table 2 protocol) or without.
+    replace: bool = True
+
+
+# ----------------------------------------------------------------------------- learners
+@dataclass
+class LearnerConfig:
+    """A scikit-learn classifier given by ``estimator._target_`` and its parameters."""
+
+    name: str = MISSING
+    estimator: Dict[str, Any] = MISSING
+    #: Use ``check_input=False`` fits/predictions where the estimator supports them.
+    fast_path: bool = True
+
+
+# ----------------------------------------------------------------------------- studies
+@dataclass
+class CVVarianceStudyConfig:
+    """Grandvalet & Bengio (2006): rho and the type-I error of CV t-tests (Table 2)."""
+
+    name: str = "cv_variance"
+    sizes: List[int] = field(default_factory=lambda: [20, 40, 80, 160])
+    K: int = 10
+    replicates: int = 1000
+    seed: int = 2006
+    alpha: float = 0.05
+    rho_hats: List[float] = field(default_factory=lambda: [round(0.1 * i, 1) for i in range(10)])
+    #: Compute each fold model's exact error on the population (needs a finite population).
+    truth: bool = False
+    #: H0 value of the t-tests: "auto" (exact mean error when truth=true, else mean of mu_hat),
+    #: "exact" or "mean_cv".
+    mu_true: str = "auto"
+    #: Paper row to compare with in table2.md: "letter", "forest" or null.
+    paper: Optional[str] = None
+
+
+# ----------------------------------------------------------------------------- runner
+@dataclass
+class RunnerConfig:
+    """How replicates are dealt out: joblib over chunks of replicates."""
+
+    #: Worker processes/threads (-1: all cores).
+    n_jobs: int = -1
+    #: Replicates per chunk (one joblib task).
+    chunk_size: int = 250
+    #: "loky" (processes), "threading" or "sequential".
+    backend: str = "loky"
+    #: Show a progress bar (only when attached to a terminal).
+    progress: bool = True
+    #: "record" a failing replicate and go on, or "raise" at the first failure.
+    on_error: str = "record"
+
+
+@dataclass
+class Config:
+    population: Any = MISSING
+    learner: LearnerConfig = MISSING
+    study: Any = MISSING
+    runner: RunnerConfig = field(default_factory=RunnerConfig)
+
+
+def register_configs() -> None:
+    """Register the schemas with Hydra's ConfigStore (idempotent)."""
+    cs = ConfigStore.instance()
+    cs.store(name="config_schema", node=Config)
+    cs.store(group="population", name="logistic_schema", node=LogisticPopulationConfig)
+    cs.store(group="population", name="tabular_schema", node=TabularPopulationConfig)
+    cs.store(group="learner", name="learner_schema", node=LearnerConfig)
+    cs.store(group="study", name="cv_variance_schema", node=CVVarianceStudyConfig)
+    cs.store(group="runner", name="runner_schema", node=RunnerConfig)
+
+
+# ----------------------------------------------------------------------------- validation
+_BACKENDS = ("loky", "threading", "sequential")
+_ON_ERROR = ("record", "raise")
+
+
+def _fail(field_name: str, value: Any, fix: str) -> None:
+    raise ConfigError(f"{field_name}={value!r} is invalid: {fix}")
+
+
+def _validate_study_cv_variance(study: DictConfig) -> None:
+    K = study.K
+    if not isinstance(K, int) or K < 2:
+        _fail("study.K", K, "K-fold cross-validation needs K >= 2 (for example study.K=10).")
+    if len(study.sizes) == 0:
+        _fail("study.sizes", list(study.sizes), "give at least one training-set size, e.g. study.sizes=[20,400].")
+    for n in study.sizes:
+        if n < K:
+            _fail("study.sizes", list(study.sizes),
+                  f"every size must be >= K={K} (got n={n}); raise the sizes or lower study.K.")
+        if n % K:
+            _fail("study.sizes", list(study.sizes),
+                  f"n={n} is not a multiple of K={K}; the Grandvalet-Bengio estimators assume equal "
+                  f"blocks: use n={n - n % K} or n={n + K - n % K}.")
+        if n // K < 2:
+            _fail("study.sizes", list(study.sizes),
+                  f"n={n} with K={K} gives folds of {n // K} example(s); theta2/theta4 need m = n/K >= 2.")
+    if len(set(study.sizes)) != len(study.sizes):
+        _fail("study.sizes", list(study.sizes), "remove the repeated sizes.")
+    if study.replicates < 3:
+        _fail("study.replicates", study.replicates, "need at least 3 replicates to estimate Var(mu_hat).")
+    if not 0 < study.alpha < 1:
+        _fail("study.alpha", study.alpha, "the test level must lie in (0, 1), e.g. 0.05.")
+    for r in study.rho_hats:
+        if not 0 <= r < 1:
+            _fail("study.rho_hats", list(study.rho_hats), f"each rho_hat must lie in [0, 1); got {r}.")
+    if study.mu_true not in ("auto", "exact", "mean_cv"):
+        _fail("study.mu_true", study.mu_true, "use 'auto', 'exact' or 'mean_cv'.")
+    if study.mu_true == "exact" and not study.truth:
+        _fail("study.mu_true", study.mu_true, "'exact' needs the fold models' exact errors: set study.truth=true.")
+    if study.paper not in (None, "letter", "forest"):
+        _fail("study.paper", study.paper, "use 'letter', 'forest' or null.")
+
+
+def _validate_learner(learner: DictConfig) -> None:
+    est = learner.get("estimator")
+    target = est.get("_target_") if est is not None else None
+    if not target:
+        _fail("learner.estimator._target_", target,
+              "name a scikit-learn classifier class, e.g. sklearn.tree.DecisionTreeClassifier.")
+    module_name, _, attr = str(target).rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError):
+        _fail("learner.estimator._target_", target,
+              "no such class; give the full import path, e.g. sklearn.linear_model.LogisticRegression.")
+    from hydra.utils import instantiate
+    from sklearn.base import is_classifier
+
+    if not isinstance(cls, type):
+        _fail("learner.estimator._target_", target, "this is not a class; name a scikit-learn classifier class.")
+    try:
+        estimator = instantiate(OmegaConf.to_container(est, resolve=True), _convert_="all")
+    except Exception as exc:
+        _fail("learner.estimator", OmegaConf.to_container(est, resolve=True),
+              f"cannot build it ({type(exc).__cause__ or exc}); check the parameter names.")
+    if not is_classifier(estimator):
+        _fail("learner.estimator._target_", target, "this is not a scikit-learn classifier (0-1 loss needs one).")
+    if hasattr(estimator, "_validate_params"):
+        try:
+            estimator._validate_params()
+        except Exception as exc:
+            _fail("learner.estimator", OmegaConf.to_container(est, resolve=True), str(exc))
+
+
+def _validate_population(population: DictConfig) -> None:
+    kind = population.get("kind")
+    if kind == "logistic":
+        if not 0 < population.bayes_error < 0.5:
+            _fail("population.bayes_error", population.bayes_error, "the Bayes error must lie in (0, 0.5).")
+    elif kind == "tabular":
+        if population.path is None and population.source not in ("openml", "covtype"):
+            _fail("population.source", population.source,
+                  "use 'openml' (with population.openml_id), 'covtype', or set population.path to a local file.")
+        if population.path is None and population.source == "openml" and population.openml_id is None:
+            _fail("population.openml_id", None, "set the OpenML data id (Letter is 6) or population.path.")
+    else:
+        _fail("population.kind", kind, "unknown population; choose population=logistic, letter or forest.")
+
+
+def validate_config(cfg: DictConfig) -> None:
+    """Check a composed configuration; raise :class:`ConfigError` naming field, value and fix."""
+    _validate_population(cfg.population)
+    _validate_learner(cfg.learner)
+    if cfg.study.name == "cv_variance":
+        _validate_study_cv_variance(cfg.study)
+    else:
+        _fail("study.name", cfg.study.name, "unknown study; choose study=cv_variance.")
+    r = cfg.runner
+    if r.backend not in _BACKENDS:
+        _fail("runner.backend", r.backend, f"choose one of {list(_BACKENDS)}.")
+    if r.n_jobs == 0 or r.n_jobs < -1:
+        _fail("runner.n_jobs", r.n_jobs, "use a positive number of workers or -1 for all cores.")
+    if r.chunk_size < 1:
+        _fail("runner.chunk_size", r.chunk_size, "use a positive number of replicates per chunk, e.g. 250.")
+    if r.on_error not in _ON_ERROR:
+        _fail("runner.on_error", r.on_error, f"choose one of {list(_ON_ERROR)}.")
+
+
+def to_container(cfg: DictConfig) -> dict:
+    """Resolved plain-dict copy of a config (for manifests and hashing)."""
+    return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)  # type: ignore[return-value]

@@ -1,0 +1,71 @@
+"""The Population interface: a data-generating process that samples training sets."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["Population", "Sample"]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One training set drawn from a population.
+
+    Attributes
+    ----------
+    X : ndarray, shape (n, p)
+    y : ndarray, shape (n,)
+        Integer class labels.
+    index : ndarray of int or None
+        Row indices into a finite population (None for an infinite one).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    index: np.ndarray | None = None
+
+
+class Population(ABC):
+    """A distribution over labelled examples from which training sets are drawn."""
+
+    #: Short name used in tables and run directories.
+    name: str = "population"
+
+    @abstractmethod
+    def sample(self, n: int, rng: np.random.Generator) -> Sample:
+        """Draw a training set of size ``n`` with the generator ``rng``."""
+
+    @abstractmethod
+    def seed_params(self) -> dict[str, Any]:
+        """Parameters that define the distribution; they enter the seed of every condition.
+
+        Paths, caches and other incidental settings must not appear here, so that moving a
+        data file does not change the random streams.
+        """
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-serialisable description for the run manifest."""
+        return {"name": self.name, **self.seed_params()}
+
+    @property
+    def has_exact_error(self) -> bool:
+        """Whether :meth:`exact_error` is available for any fitted classifier."""
+        return False
+
+    def exact_error(self, predict: Callable[[np.ndarray], np.ndarray], dtype=np.float64) -> float:
+        """Exact misclassification probability of a fitted classifier on this population.
+
+        Parameters
+        ----------
+        predict : callable
+            Maps a feature matrix to predicted labels.
+        dtype : numpy dtype
+            The feature dtype ``predict`` expects (float32 for scikit-learn's tree fast path).
+        """
+        raise NotImplementedError(
+            f"population {self.name!r} has no exact error for arbitrary classifiers; "
+            "set study.truth=false or use a finite (tabular) population."
+        )

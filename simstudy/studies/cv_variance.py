@@ -1,0 +1,178 @@
+"""Grandvalet & Bengio (2006): between-block correlation and CV t-tests (Table 2).
+
+Per replicate (one training set of size n drawn from the population): K-fold CV of the
+learner with 0-1 loss gives residuals e_i; we record mu_hat, the K fold means, theta1..theta5
+and, when ``study.truth`` is on, each fold model's exact error on the population.
+
+Per condition (n, K): mu (the H0 value), theta = Var(mu_hat), rho = 1 - E[theta3] / theta
+(section 5 of the paper) with its delta-method standard error, the relative bias of
+theta3/4/5, and the rejection rate of the two-sided t-test of eq. 9 of H0: mu = mu_true for
+every rho_hat of ``study.rho_hats`` (Wilson intervals).
+
+A replicate whose fold means are all equal has theta3 = 0: its t statistic is infinite when
+mu_hat != mu_true and it counts as a rejection (with mu_true a Monte Carlo mean, mu_hat ==
+mu_true exactly does not happen in practice; if it does, t = 0 and it does not reject).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+import sklearn
+
+from simstudy.inference import cv_t_test, variance_estimates_from_blocks
+from simstudy.learners import SklearnLearner
+from simstudy.metrics import between_block_correlation, mean_summary, rejection_rate
+from simstudy.populations import Population
+from simstudy.rng import condition_key, replicate_rng
+from simstudy.runner import Chunk
+from simstudy.schemes import KFold
+
+__all__ = ["Condition", "CVVarianceWorker", "make_conditions", "aggregate", "THETAS"]
+
+THETAS = ("theta1", "theta2", "theta3", "theta4", "theta5")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One cell of the study design: training-set size n and number of folds K."""
+
+    n: int
+    K: int
+    key: str
+
+    @property
+    def m(self) -> int:
+        return self.n // self.K
+
+
+def make_conditions(sizes: Sequence[int], K: int, population: Population) -> list[Condition]:
+    """Conditions in the order of ``sizes``; each key hashes (study, n, K, population).
+
+    The learner is deliberately not part of the key: two learners run on the same condition
+    see the same training sets and fold assignments (common random numbers).
+    """
+    return [Condition(int(n), int(K), condition_key({"study": "cv_variance", "n": int(n), "K": int(K),
+                                                     "population": population.seed_params()}))
+            for n in sizes]
+
+
+@dataclass
+class CVVarianceWorker:
+    """Runs the replicates of one chunk (picklable: sent to joblib workers)."""
+
+    population: Population
+    learner: SklearnLearner
+    conditions: list[Condition]
+    seed: int
+    truth: bool
+    on_error: str = "record"
+
+    def replicate(self, cond: Condition, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Residuals in fold blocks (K, m), fold labels, and fold models' exact errors (K,)."""
+        rng = replicate_rng(self.seed, cond.key, r)
+        sample = self.population.sample(cond.n, rng)
+        labels = KFold(cond.K).labels(cond.n, rng)
+        X = self.learner.prepare(sample.X)
+        y = sample.y
+        blocks = np.empty((cond.K, cond.m))
+        fold_truth = np.full(cond.K, np.nan)
+        for k in range(cond.K):
+            test = labels == k
+            model = self.learner.fit(X[~test], y[~test], rng)
+            blocks[k] = self.learner.predict(model, X[test]) != y[test]  # 0-1 loss
+            if self.truth:
+                fold_truth[k] = self.population.exact_error(
+                    lambda Z, model=model: self.learner.predict(model, Z), dtype=self.learner.dtype)
+        return blocks, labels, fold_truth
+
+    def __call__(self, chunk: Chunk) -> pd.DataFrame:
+        cond = self.conditions[chunk.condition]
+        R = chunk.size
+        blocks = np.full((R, cond.K, cond.m), np.nan)
+        truth = np.full((R, cond.K), np.nan)
+        errors = [""] * R
+        with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+            for j, r in enumerate(range(chunk.start, chunk.stop)):
+                try:
+                    blocks[j], _, truth[j] = self.replicate(cond, r)
+                except Exception as exc:  # recorded, never dropped; see runner.on_error
+                    if self.on_error == "raise":
+                        raise
+                    errors[j] = f"{type(exc).__name__}: {exc}"
+        est = variance_estimates_from_blocks(blocks)
+        fold_means = blocks.mean(axis=-1)
+        frame = pd.DataFrame({
+            "n": cond.n, "K": cond.K, "condition_key": cond.key,
+            "replicate": np.arange(chunk.start, chunk.stop),
+            "mu_hat": fold_means.mean(axis=-1),
+            **{name: getattr(est, name) for name in THETAS},
+            "fold_means": list(fold_means),
+        })
+        if self.truth:
+            frame["true_error"] = truth.mean(axis=-1)
+            frame["fold_true_errors"] = list(truth)
+        frame["error"] = errors
+        return frame
+
+
+def _mu_true(group: pd.DataFrame, mode: str) -> tuple[float, str]:
+    if mode == "exact" or (mode == "auto" and "true_error" in group):
+        return float(group["true_error"].mean()), "exact"
+    return float(group["mu_hat"].mean()), "mean_cv"
+
+
+def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
+              mu_true: str = "auto") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Summaries per condition and rejection rates per (condition, rho_hat).
+
+    Parameters
+    ----------
+    records : DataFrame
+        One row per replicate as produced by :class:`CVVarianceWorker`.
+    alpha : float
+        Level of the two-sided t-tests.
+    rho_hats : sequence of float
+        Values of rho_hat in eq. 9.
+    mu_true : {"auto", "exact", "mean_cv"}
+        The H0 value: the mean exact error of the fold models, or the mean of mu_hat.
+
+    Returns
+    -------
+    summary, tests : DataFrame
+    """
+    summaries, tests = [], []
+    for (n, K), g_all in records.groupby(["n", "K"], sort=False):
+        failed = int((g_all["error"] != "").sum())
+        g = g_all[g_all["error"] == ""]
+        mu, source = _mu_true(g, mu_true)
+        theta = float(g["mu_hat"].var(ddof=1))
+        rho = between_block_correlation(g["mu_hat"], g["theta3"])
+        mh = mean_summary(g["mu_hat"])
+        row: dict[str, Any] = {
+            "n": n, "K": K, "m": n // K, "replicates": len(g), "failed": failed,
+            "mu": mu, "mu_source": source, "mu_hat_mean": mh.mean, "mu_hat_se": mh.se,
+        }
+        if "true_error" in g:
+            te = mean_summary(g["true_error"])
+            row.update(true_error_mean=te.mean, true_error_se=te.se,
+                       # E[mu_hat] = E[true error] exactly (test points are fresh draws): a check
+                       cv_minus_true_z=(mh.mean - te.mean) / np.sqrt(
+                           np.var(g["mu_hat"] - g["true_error"], ddof=1) / len(g)))
+        row.update(theta=theta, rho=rho.value, rho_se=rho.se,
+                   theta3_zero=int((g["theta3"] == 0).sum()))
+        for name in THETAS:
+            ms = mean_summary(g[name])
+            row[f"mean_{name}"] = ms.mean
+            row[f"rel_bias_{name}"] = ms.mean / theta - 1 if theta > 0 else np.nan
+        summaries.append(row)
+        fold_means = np.stack(g["fold_means"].to_numpy()) if len(g) else np.empty((0, K))
+        for rho_hat in rho_hats:
+            pvalues = cv_t_test(fold_means, mu0=mu, rho=rho_hat).pvalue if len(g) else np.array([])
+            rate = rejection_rate(np.asarray(pvalues) < alpha)
+            tests.append({"n": n, "K": K, "test": "cv_t", "rho_hat": float(rho_hat), "alpha": alpha,
+                          "rejections": rate.successes, "replicates": rate.trials,
+                          "rejection_rate": rate.rate, "ci_low": rate.low, "ci_high": rate.high})
+    return pd.DataFrame(summaries), pd.DataFrame(tests)
