@@ -8,7 +8,7 @@ from simstudy.inference.results import (
     TestResult,
     VarianceEstimates,
 )
-from simstudy.inference.tests import cv_t_test, rho_alpha
+from simstudy.inference.tests import cv_t_test, rho_alpha, zero_spread
 from simstudy.inference.variance import (
     block_residuals,
     quadratic_forms,
@@ -29,4 +29,5 @@ __all__ = [
     "variance_estimates",
     "variance_estimates_from_blocks",
     "variance_estimates_from_forms",
+    "zero_spread",
 ]

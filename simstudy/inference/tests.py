@@ -6,7 +6,7 @@ from scipy import stats
 
 from simstudy.inference.results import TestResult
 
-__all__ = ["cv_t_test", "rho_alpha"]
+__all__ = ["cv_t_test", "rho_alpha", "zero_spread"]
 
 _ALTERNATIVES = ("two-sided", "less", "greater")
 
@@ -25,20 +25,34 @@ def _fold_means_iv(fold_means) -> np.ndarray:
     return fm
 
 
+#: Relative size below which a spread or a difference is rounding noise (treated as 0).
+_ROUNDING = 64 * np.finfo(float).eps
+
+
+def zero_spread(fold_means) -> np.ndarray:
+    """True where all fold means are equal to within rounding (theta3 = 0)."""
+    fm = np.asarray(fold_means, dtype=float)
+    scale = np.maximum(np.max(np.abs(fm), axis=-1), np.finfo(float).tiny)
+    return (np.max(fm, axis=-1) - np.min(fm, axis=-1)) <= _ROUNDING * scale
+
+
 def _usual_t(fm: np.ndarray, mu0) -> np.ndarray:
     """The rho = 0 statistic sqrt(K(K-1)) (mu_hat - mu0) / sqrt(sum_k (mu_hat_k - mu_hat)^2).
 
-    Zero spread with mu_hat != mu0 gives +-inf (the test rejects); zero spread with
-    mu_hat == mu0 gives 0 (no evidence either way; the test does not reject).
+    Zero spread (all fold means equal to within rounding) with mu_hat != mu0 gives +-inf
+    (the test rejects); zero spread with mu_hat == mu0 (to within rounding) gives 0 (no
+    evidence either way; the test does not reject).
     """
     K = fm.shape[-1]
     mu_hat = fm.mean(axis=-1)
     ss = np.sum((fm - mu_hat[..., None]) ** 2, axis=-1)
-    diff = mu_hat - np.asarray(mu0, dtype=float)
+    mu0 = np.asarray(mu0, dtype=float)
+    diff = mu_hat - mu0
+    flat = zero_spread(fm)
+    same = np.abs(diff) <= _ROUNDING * np.maximum(np.abs(mu_hat), np.abs(mu0))
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.sqrt(K * (K - 1)) * diff / np.sqrt(ss)
-    t = np.where(ss > 0, t, np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
-    return t
+    return np.where(flat, np.where(same, 0.0, np.sign(diff) * np.inf), t)
 
 
 def cv_t_test(fold_means, mu0=0.0, rho=0.0, alternative: str = "two-sided") -> TestResult:

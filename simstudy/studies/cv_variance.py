@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import sklearn
 
-from simstudy.inference import cv_t_test, variance_estimates_from_blocks
+from simstudy.inference import cv_t_test, variance_estimates_from_blocks, zero_spread
 from simstudy.learners import SklearnLearner
 from simstudy.metrics import between_block_correlation, mean_summary, rejection_rate
 from simstudy.populations import Population
@@ -162,7 +162,7 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
                        cv_minus_true_z=(mh.mean - te.mean) / np.sqrt(
                            np.var(g["mu_hat"] - g["true_error"], ddof=1) / len(g)))
         row.update(theta=theta, rho=rho.value, rho_se=rho.se,
-                   theta3_zero=int((g["theta3"] == 0).sum()))
+                   theta3_zero=int(zero_spread(np.stack(g["fold_means"].to_numpy())).sum()) if len(g) else 0)
         for name in THETAS:
             ms = mean_summary(g[name])
             row[f"mean_{name}"] = ms.mean
