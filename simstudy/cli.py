@@ -46,3 +46,26 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def report_main(argv: list[str] | None = None) -> None:
+    """``simstudy-report RUN_DIR``: re-aggregate a finished run from replicates.parquet.
+
+    Useful to change the test level or the rho_hat grid without recomputing replicates.
+    """
+    import argparse
+
+    from simstudy.run import report_run
+
+    parser = argparse.ArgumentParser(prog="simstudy-report", description=report_main.__doc__)
+    parser.add_argument("run_dir", help="run directory holding config.yaml and replicates.parquet")
+    parser.add_argument("--alpha", type=float, help="test level (default: the run's study.alpha)")
+    parser.add_argument("--rho-hats", type=float, nargs="+", help="rho_hat grid (default: the run's)")
+    args = parser.parse_args(argv)
+    overrides = {}
+    if args.alpha is not None:
+        overrides["alpha"] = args.alpha
+    if args.rho_hats is not None:
+        overrides["rho_hats"] = args.rho_hats
+    report_run(args.run_dir, **overrides)
+    print(f"simstudy-report: rewrote summary.csv, tests.csv, table2.md, summary.md and figures/ in {args.run_dir}")

@@ -25,7 +25,7 @@ from simstudy.report.figures import cv_variance_figures
 from simstudy.runner import plan_chunks, run_chunks
 from simstudy.studies import cv_variance
 
-__all__ = ["RunResult", "run"]
+__all__ = ["RunResult", "run", "write_reports", "report_run"]
 
 log = logging.getLogger("simstudy")
 
@@ -48,6 +48,63 @@ def _records_for_parquet(records: pd.DataFrame) -> pd.DataFrame:
         if col in out:
             out[col] = [np.asarray(v, dtype=float).tolist() for v in out[col]]
     return out
+
+
+def write_reports(records: pd.DataFrame, study, run_dir: Path):
+    """Aggregate per-replicate records and write summary/tests tables, Markdown and figures.
+
+    Parameters
+    ----------
+    records : DataFrame
+        One row per replicate (columns ``population``, ``learner``, ``n``, ``K``, ...).
+    study : DictConfig or mapping
+        The ``study`` config node (alpha, rho_hats, mu_true, paper, replicates, name).
+    run_dir : Path
+
+    Returns
+    -------
+    summary, tests : DataFrame
+    figures : list of Path
+    """
+    run_dir = Path(run_dir)
+    population, learner = records["population"].iloc[0], records["learner"].iloc[0]
+    summary, tests = cv_variance.aggregate(records, study["alpha"], list(study["rho_hats"]), study["mu_true"])
+    for frame in (summary, tests):
+        frame.insert(0, "learner", learner)
+        frame.insert(0, "population", population)
+    summary.to_csv(run_dir / "summary.csv", index=False)
+    tests.to_csv(run_dir / "tests.csv", index=False)
+    label = f"({population}, {learner}, {study['replicates']} replicates)"
+    (run_dir / "table2.md").write_text(table2_markdown(summary, tests, study["paper"]))
+    (run_dir / "summary.md").write_text(
+        f"# {study['name']}: {label}\n\n## Summary per condition\n\n"
+        + frame_to_markdown(summary) + "\n## t-tests per condition and rho_hat\n\n" + frame_to_markdown(tests))
+    figures = cv_variance_figures(summary, tests, run_dir / "figures", study["alpha"], study["paper"], label)
+    return summary, tests, figures
+
+
+def report_run(run_dir: str | Path, **study_overrides) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Re-aggregate a finished run from its ``replicates.parquet`` and rewrite its reports.
+
+    Parameters
+    ----------
+    run_dir : path-like
+        A run directory holding ``config.yaml`` and ``replicates.parquet``.
+    **study_overrides
+        Replace study settings for the aggregation, e.g. ``alpha=0.01`` or
+        ``rho_hats=[0, 0.5]``; recorded in ``config.yaml`` is left as it was run.
+    """
+    run_dir = Path(run_dir)
+    cfg = OmegaConf.load(run_dir / "config.yaml")
+    study = dict(OmegaConf.to_container(cfg.study, resolve=True))
+    study.update(study_overrides)
+    records = pd.read_parquet(run_dir / "replicates.parquet")
+    for col in ("fold_means", "fold_true_errors"):
+        if col in records:
+            records[col] = [np.asarray(v, dtype=float) for v in records[col]]
+    records["error"] = records["error"].fillna("")
+    summary, tests, _ = write_reports(records, study, run_dir)
+    return summary, tests
 
 
 def run(cfg: DictConfig, run_dir: str | Path) -> RunResult:
@@ -87,18 +144,7 @@ def run(cfg: DictConfig, run_dir: str | Path) -> RunResult:
     records.insert(0, "population", population.name)
     _records_for_parquet(records).to_parquet(run_dir / "replicates.parquet", index=False)
 
-    summary, tests = cv_variance.aggregate(records, study.alpha, list(study.rho_hats), study.mu_true)
-    for frame in (summary, tests):
-        frame.insert(0, "learner", learner.name)
-        frame.insert(0, "population", population.name)
-    summary.to_csv(run_dir / "summary.csv", index=False)
-    tests.to_csv(run_dir / "tests.csv", index=False)
-    label = f"({population.name}, {learner.name}, {study.replicates} replicates)"
-    (run_dir / "table2.md").write_text(table2_markdown(summary, tests, study.paper))
-    (run_dir / "summary.md").write_text(
-        f"# {study.name}: {label}\n\n## Summary per condition\n\n"
-        + frame_to_markdown(summary) + "\n## t-tests per condition and rho_hat\n\n" + frame_to_markdown(tests))
-    figures = cv_variance_figures(summary, tests, run_dir / "figures", study.alpha, study.paper, label)
+    summary, tests, figures = write_reports(records, study, run_dir)
 
     timing = pd.DataFrame([{"condition": o.chunk.condition, "wall": o.wall_time, "cpu": o.cpu_time} for o in outputs])
     per_cond = timing.groupby("condition")[["wall", "cpu"]].sum()

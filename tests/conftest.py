@@ -1,0 +1,49 @@
+"""Shared fixtures: paths, small data files, config composition."""
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_module
+from hydra.core.global_hydra import GlobalHydra
+
+from simstudy.config import register_configs
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+LETTER_FILE = SHARED / "data" / "letter-recognition.data"
+
+
+def make_letter_like(rows: int = 400, seed: int = 0):
+    """Small Letter-like data: 16 integer features 0..15, class letters A..Z."""
+    rng = np.random.default_rng(seed)
+    letters = np.array(list(string.ascii_uppercase))
+    y = letters[rng.integers(0, 26, rows)]
+    X = rng.integers(0, 16, (rows, 16))
+    X[:, 0] = np.searchsorted(letters, y) % 16  # some signal
+    return X, y
+
+
+@pytest.fixture
+def letter_like_file(tmp_path):
+    """A UCI-style file (class first, no header) of Letter-like rows."""
+    X, y = make_letter_like()
+    path = tmp_path / "letter-like.data"
+    path.write_text("\n".join(",".join([c] + [str(v) for v in row]) for c, row in zip(y, X)) + "\n")
+    return path, X, y
+
+
+@pytest.fixture
+def compose_config():
+    """Compose the Hydra config with overrides, as the CLI does."""
+    register_configs()
+
+    def _compose(*overrides):
+        GlobalHydra.instance().clear()
+        with initialize_config_module(config_module="simstudy.conf", version_base="1.3"):
+            return compose(config_name="config", overrides=list(overrides))
+
+    yield _compose
+    GlobalHydra.instance().clear()

@@ -1,0 +1,108 @@
+"""Every config group composes and instantiates; bad input fails early with field, value, fix."""
+from pathlib import Path
+
+import pytest
+from hydra.errors import ConfigCompositionException
+from omegaconf.errors import ConfigKeyError, ValidationError
+
+from simstudy.config import ConfigError, validate_config
+from simstudy.learners import build_learner
+from simstudy.populations import build_population
+
+CONF = Path(__file__).resolve().parents[1] / "simstudy" / "conf"
+
+
+def _options(group):
+    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+
+
+@pytest.mark.parametrize("learner", _options("learner"))
+def test_every_learner_composes_validates_and_instantiates(compose_config, learner):
+    cfg = compose_config(f"learner={learner}")
+    validate_config(cfg)
+    assert build_learner(cfg.learner).name == cfg.learner.name
+
+
+@pytest.mark.parametrize("population", _options("population"))
+def test_every_population_composes(compose_config, population, letter_like_file):
+    path = letter_like_file[0]
+    overrides = [f"population={population}"]
+    if population in ("letter", "forest", "tabular"):
+        overrides.append(f"population.path={path}")
+    if population in ("forest", "tabular"):
+        overrides.append("population.positive=[A,B,C]")
+    if population == "forest":
+        overrides.append("population.label_column=first")
+    cfg = compose_config(*overrides)
+    validate_config(cfg)
+    pop = build_population(cfg.population)
+    assert pop.sample(10, __import__("numpy").random.default_rng(0)).X.shape[0] == 10
+
+
+@pytest.mark.parametrize("runner", _options("runner"))
+def test_every_runner_composes(compose_config, runner):
+    validate_config(compose_config(f"runner={runner}"))
+
+
+@pytest.mark.parametrize("experiment", _options("experiment"))
+def test_every_experiment_composes(compose_config, experiment):
+    cfg = compose_config(f"experiment={experiment}")
+    validate_config(cfg)
+    if experiment == "table2_letter":
+        assert list(cfg.study.sizes) == [20, 40, 80, 160, 400, 800, 2000]
+        assert cfg.study.replicates == 10000 and cfg.study.K == 10
+        assert cfg.population.openml_id == 6
+        assert cfg.learner.estimator._target_ == "sklearn.tree.DecisionTreeClassifier"
+
+
+def test_documented_overrides_work(compose_config, tmp_path):
+    cfg = compose_config("study.sizes=[20,400]", "study.replicates=2000", "study.K=10", "study.seed=7",
+                         "population=letter", f"population.path={tmp_path}/x.data", "runner.n_jobs=2",
+                         "runner.chunk_size=50")
+    assert list(cfg.study.sizes) == [20, 400] and cfg.study.replicates == 2000 and cfg.study.seed == 7
+    assert cfg.runner.n_jobs == 2 and cfg.runner.chunk_size == 50
+
+
+@pytest.mark.parametrize("overrides,field", [
+    (["study.K=1"], "study.K=1"),
+    (["study.sizes=[20,5]", "study.K=10"], "study.sizes"),
+    (["study.sizes=[25]"], "not a multiple of K=10"),
+    (["study.sizes=[10]"], "m = n/K >= 2"),
+    (["study.replicates=2"], "study.replicates=2"),
+    (["study.alpha=1.5"], "study.alpha=1.5"),
+    (["study.rho_hats=[0,1.0]"], "study.rho_hats"),
+    (["study.mu_true=exact"], "study.truth=true"),
+    (["runner.backend=mpi"], "runner.backend='mpi'"),
+    (["runner.chunk_size=0"], "runner.chunk_size=0"),
+    (["runner.n_jobs=0"], "runner.n_jobs=0"),
+    (["learner.estimator._target_=sklearn.tree.NoSuchTree"], "learner.estimator._target_"),
+    (["learner.estimator._target_=sklearn.linear_model.LinearRegression"], "not a scikit-learn classifier"),
+    (["+learner.estimator.max_depth=-3"], "learner.estimator"),
+    (["population.bayes_error=0.7"], "population.bayes_error=0.7"),
+])
+def test_bad_values_fail_validation_with_field_and_fix(compose_config, overrides, field):
+    cfg = compose_config(*overrides)
+    with pytest.raises(ConfigError) as info:
+        validate_config(cfg)
+    assert field in str(info.value)
+
+
+def test_unknown_group_option_and_misspelt_key_fail_at_composition(compose_config):
+    with pytest.raises(ConfigCompositionException, match="population"):
+        compose_config("population=nonexistent")
+    with pytest.raises(ConfigCompositionException):
+        compose_config("study.sizez=[20]")
+    with pytest.raises((ConfigCompositionException, ValidationError)):
+        compose_config("study.K=ten")
+
+
+def test_missing_data_file_and_empty_class_fail_before_work(compose_config, tmp_path, letter_like_file):
+    from simstudy.populations import DataUnavailableError
+
+    cfg = compose_config("population=letter", f"population.path={tmp_path}/missing.data")
+    validate_config(cfg)
+    with pytest.raises(DataUnavailableError, match="population.path=.*no such file"):
+        build_population(cfg.population)
+    cfg = compose_config("population=letter", f"population.path={letter_like_file[0]}", "population.positive=[a]")
+    with pytest.raises(ValueError, match="population.positive"):
+        build_population(cfg.population)
