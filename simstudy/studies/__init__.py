@@ -1,4 +1,10 @@
-"""Studies: what a replicate records and how records aggregate, one module per study."""
+"""Studies: what a replicate records and how records aggregate, one module per study.
+
+Each module provides ``execute(cfg, run_dir, options) -> StudyOutput`` and
+``write_reports(run_dir, study_cfg, records=None)``; :data:`STUDIES` maps ``study.name`` to it.
+"""
 from simstudy.studies import cv_variance
 
-__all__ = ["cv_variance"]
+STUDIES = {"cv_variance": cv_variance}
+
+__all__ = ["STUDIES", "cv_variance"]

@@ -15,7 +15,9 @@ mu_true exactly does not happen in practice; if it does, t = 0 and it does not r
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -23,14 +25,20 @@ import pandas as pd
 import sklearn
 
 from simstudy.inference import cv_t_test, variance_estimates_from_blocks, zero_spread
-from simstudy.learners import SklearnLearner
+from simstudy.learners import SklearnLearner, build_learner
 from simstudy.metrics import between_block_correlation, mean_summary, rejection_rate
-from simstudy.populations import Population
+from simstudy.populations import Population, build_population
+from simstudy.records import concat_outputs, read_records, timing_by_condition, write_records
+from simstudy.report import frame_to_markdown, table2_markdown
+from simstudy.report.figures import cv_variance_figures
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.runner import Chunk
+from simstudy.runner import Chunk, plan_chunks, run_chunks
 from simstudy.schemes import KFold
+from simstudy.studies.base import RunnerOptions, StudyOutput
 
-__all__ = ["Condition", "CVVarianceWorker", "make_conditions", "aggregate", "THETAS"]
+__all__ = ["Condition", "CVVarianceWorker", "make_conditions", "aggregate", "execute", "write_reports", "THETAS"]
+
+log = logging.getLogger("simstudy")
 
 THETAS = ("theta1", "theta2", "theta3", "theta4", "theta5")
 
@@ -176,3 +184,70 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
                           "rejections": rate.successes, "replicates": rate.trials,
                           "rejection_rate": rate.rate, "ci_low": rate.low, "ci_high": rate.high})
     return pd.DataFrame(summaries), pd.DataFrame(tests)
+
+
+# ----------------------------------------------------------------------------- run-engine hooks
+def execute(cfg, run_dir: Path, options: RunnerOptions) -> StudyOutput:
+    """Run the cv_variance study for a validated config and write its outputs to ``run_dir``."""
+    study = cfg.study
+    population = build_population(cfg.population)
+    if study.truth and not population.has_exact_error:
+        raise ValueError(f"study.truth=true needs exact errors, which population {population.name!r} "
+                         "cannot give for this learner; set study.truth=false.")
+    learner = build_learner(cfg.learner)
+    conditions = make_conditions(study.sizes, study.K, population)
+    worker = CVVarianceWorker(population, learner, conditions, int(study.seed), bool(study.truth), options.on_error)
+    chunks = plan_chunks([study.replicates] * len(conditions), options.chunk_size)
+    log.info("population %s, learner %s, %d condition(s) x %d replicates -> %s",
+             population.name, learner.name, len(conditions), study.replicates, run_dir)
+    outputs = run_chunks(worker, chunks, n_jobs=options.n_jobs, backend=options.backend,
+                         progress=options.progress, desc=f"{study.name} {population.name}")
+    records = concat_outputs(outputs)
+    records.insert(0, "learner", learner.name)
+    records.insert(0, "population", population.name)
+    write_records(records, run_dir / "replicates.parquet")
+    summary, tests, figures = write_reports(run_dir, study, records)
+    timing = timing_by_condition(outputs)
+    failed = records[records["error"] != ""]
+    manifest = {
+        "population": population.describe(), "learner": learner.describe(), "chunks": len(chunks),
+        "conditions": [{"n": c.n, "K": c.K, "condition_key": c.key, "replicates": int(study.replicates),
+                        "failed": int((failed["n"] == c.n).sum()), **timing.get(i, {})}
+                       for i, c in enumerate(conditions)],
+    }
+    return StudyOutput(summary, tests, records, figures, manifest)
+
+
+def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None):
+    """Aggregate records (read from ``replicates.parquet`` when not given) and write
+    ``summary.csv``, ``tests.csv``, ``summary.md``, ``table2.md`` and ``figures/``.
+
+    Parameters
+    ----------
+    run_dir : Path
+    study : mapping
+        The ``study`` config node (alpha, rho_hats, mu_true, paper, replicates, name).
+    records : DataFrame, optional
+
+    Returns
+    -------
+    summary, tests : DataFrame
+    figures : list of Path
+    """
+    run_dir = Path(run_dir)
+    if records is None:
+        records = read_records(run_dir / "replicates.parquet")
+    population, learner = records["population"].iloc[0], records["learner"].iloc[0]
+    summary, tests = aggregate(records, study["alpha"], list(study["rho_hats"]), study["mu_true"])
+    for frame in (summary, tests):
+        frame.insert(0, "learner", learner)
+        frame.insert(0, "population", population)
+    summary.to_csv(run_dir / "summary.csv", index=False)
+    tests.to_csv(run_dir / "tests.csv", index=False)
+    label = f"({population}, {learner}, {study['replicates']} replicates)"
+    (run_dir / "table2.md").write_text(table2_markdown(summary, tests, study["paper"]))
+    (run_dir / "summary.md").write_text(
+        f"# {study['name']}: {label}\n\n## Summary per condition\n\n"
+        + frame_to_markdown(summary) + "\n## t-tests per condition and rho_hat\n\n" + frame_to_markdown(tests))
+    figures = cv_variance_figures(summary, tests, run_dir / "figures", study["alpha"], study["paper"], label)
+    return summary, tests, figures
