@@ -19,6 +19,7 @@ __all__ = [
     "CVVarianceStudyConfig",
     "LearnerConfig",
     "LogisticPopulationConfig",
+    "NedelkoFisherStudyConfig",
     "RunnerConfig",
     "TabularPopulationConfig",
     "register_configs",
@@ -94,6 +95,29 @@ class CVVarianceStudyConfig:
     paper: Optional[str] = None
 
 
+@dataclass
+class NedelkoFisherStudyConfig:
+    """Nedelko: LOO vs K-fold vs empirical risk (and R_hat, .632, .632+) for Fisher's discriminant."""
+
+    name: str = "nedelko_fisher"
+    #: N: an integer or a list of integers (each a multiple of K).
+    sample_size: Any = field(default_factory=lambda: [20, 30, 50])
+    #: R0 grid: a float or a list of floats in (0, 0.5).
+    bayes_error: Any = field(default_factory=lambda: [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3,
+                                                      0.35, 0.4, 0.45, 0.48])
+    replicates: int = 10000
+    K: int = 5
+    #: Bootstrap resamples for the .632 and .632+ estimates.
+    bootstrap: int = 50
+    seed: int = 2013
+    #: R_hat: the family grid and samples per grid point used to find the maximal optimism.
+    rhat_grid: List[float] = field(default_factory=lambda: [round(0.01 + 0.02 * i, 2) for i in range(25)])
+    rhat_calibration_replicates: int = 4000
+    #: "mean_curve" or "conditional_max" (see simstudy.studies.risk_estimates.optimism_table).
+    rhat_method: str = "mean_curve"
+    rhat_min_count: int = 30
+
+
 # ----------------------------------------------------------------------------- runner
 @dataclass
 class RunnerConfig:
@@ -127,6 +151,7 @@ def register_configs() -> None:
     cs.store(group="population", name="tabular_schema", node=TabularPopulationConfig)
     cs.store(group="learner", name="learner_schema", node=LearnerConfig)
     cs.store(group="study", name="cv_variance_schema", node=CVVarianceStudyConfig)
+    cs.store(group="study", name="nedelko_fisher_schema", node=NedelkoFisherStudyConfig)
     cs.store(group="runner", name="runner_schema", node=RunnerConfig)
 
 
@@ -171,6 +196,38 @@ def _validate_study_cv_variance(study: DictConfig) -> None:
         _fail("study.mu_true", study.mu_true, "'exact' needs the fold models' exact errors: set study.truth=true.")
     if study.paper not in (None, "letter", "forest"):
         _fail("study.paper", study.paper, "use 'letter', 'forest' or null.")
+
+
+def _as_list(value):
+    return list(value) if OmegaConf.is_list(value) or isinstance(value, (list, tuple)) else [value]
+
+
+def _validate_study_nedelko_fisher(study: DictConfig) -> None:
+    K = study.K
+    if not isinstance(K, int) or K < 2:
+        _fail("study.K", K, "K-fold CV needs K >= 2 (Nedelko uses K=5).")
+    sizes = _as_list(study.sample_size)
+    if not sizes:
+        _fail("study.sample_size", sizes, "give at least one sample size, e.g. study.sample_size=20.")
+    for N in sizes:
+        if not isinstance(N, int) or N < 2 * K or N % K:
+            _fail("study.sample_size", sizes, f"each N must be an integer multiple of K={K} with N >= 2K (got {N!r}).")
+    grid = _as_list(study.bayes_error)
+    if not grid:
+        _fail("study.bayes_error", grid, "give at least one Bayes error, e.g. study.bayes_error=[0.1,0.3].")
+    for r0 in grid + list(study.rhat_grid):
+        if not isinstance(r0, (int, float)) or not 0 < r0 < 0.5:
+            _fail("study.bayes_error" if r0 in grid else "study.rhat_grid", grid if r0 in grid else list(study.rhat_grid),
+                  f"Bayes errors must lie strictly between 0 and 0.5 (got {r0!r}).")
+    if study.replicates < 2:
+        _fail("study.replicates", study.replicates, "need at least 2 samples per point.")
+    if study.bootstrap < 1:
+        _fail("study.bootstrap", study.bootstrap, "use at least 1 bootstrap resample (50 is typical).")
+    if study.rhat_method not in ("mean_curve", "conditional_max"):
+        _fail("study.rhat_method", study.rhat_method, "use 'mean_curve' or 'conditional_max'.")
+    if study.rhat_calibration_replicates < study.rhat_min_count:
+        _fail("study.rhat_calibration_replicates", study.rhat_calibration_replicates,
+              f"must be at least study.rhat_min_count={study.rhat_min_count}.")
 
 
 def _validate_learner(learner: DictConfig) -> None:
@@ -221,12 +278,14 @@ def _validate_population(population: DictConfig) -> None:
 
 def validate_config(cfg: DictConfig) -> None:
     """Check a composed configuration; raise :class:`ConfigError` naming field, value and fix."""
-    _validate_population(cfg.population)
-    _validate_learner(cfg.learner)
     if cfg.study.name == "cv_variance":
+        _validate_population(cfg.population)
+        _validate_learner(cfg.learner)
         _validate_study_cv_variance(cfg.study)
+    elif cfg.study.name == "nedelko_fisher":  # its own population family and learner
+        _validate_study_nedelko_fisher(cfg.study)
     else:
-        _fail("study.name", cfg.study.name, "unknown study; choose study=cv_variance.")
+        _fail("study.name", cfg.study.name, "unknown study; choose study=cv_variance or nedelko_fisher.")
     r = cfg.runner
     if r.backend not in _BACKENDS:
         _fail("runner.backend", r.backend, f"choose one of {list(_BACKENDS)}.")

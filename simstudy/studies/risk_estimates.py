@@ -7,8 +7,8 @@ sample; its true risk R is exact (:func:`linear_rule_risk`). Estimates of R:
 - ``loo``: leave-one-out CV (N exact downdated fits);
 - ``kfold``: K-fold CV (one random partition into K equal folds);
 - ``empirical``: the empirical risk (resubstitution);
-- ``rhat``: empirical risk plus the maximal mean optimism b(R_emp) over the family (see
-  :func:`optimism_table`);
+- ``rhat``: empirical risk plus a bias correction b(R_emp) calibrated by simulation over the
+  model family (see :func:`optimism_table`);
 - ``boot632`` and ``boot632plus``: Efron's .632 and .632+ bootstrap (B resamples).
 
 Each estimate is compared with R by the error functions of
@@ -16,7 +16,9 @@ Each estimate is compared with R by the error functions of
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -26,12 +28,18 @@ from simstudy.inference.error_functions import ERROR_FUNCTIONS
 from simstudy.learners.fisher import fisher_fit, predict_rules
 from simstudy.metrics import mean_summary
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
+from simstudy.records import concat_outputs, read_records, timing_by_condition, write_records
+from simstudy.report.risk_figures import risk_estimate_figure
+from simstudy.report.tables import frame_to_markdown, markdown_table
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.runner import Chunk
+from simstudy.runner import Chunk, plan_chunks, run_chunks
 from simstudy.schemes import KFold
+from simstudy.studies.base import RunnerOptions, StudyOutput
+
+log = logging.getLogger("simstudy")
 
 __all__ = ["ESTIMATORS", "FisherCondition", "FisherRiskWorker", "OptimismWorker", "make_conditions",
-           "optimism_table", "apply_rhat", "aggregate", "bootstrap_632"]
+           "optimism_table", "apply_rhat", "aggregate", "bootstrap_632", "execute", "write_reports"]
 
 ESTIMATORS = ("loo", "kfold", "empirical", "rhat", "boot632", "boot632plus")
 
@@ -164,33 +172,50 @@ class OptimismWorker:
                              "empirical": emp, "true_risk": true_risk})
 
 
-def optimism_table(calibration: pd.DataFrame, min_count: int = 30) -> pd.DataFrame:
-    """Maximal mean optimism b(k / N) = max over R0 of E[R - R_emp | R_emp = k / N].
+RHAT_METHODS = ("mean_curve", "conditional_max")
 
-    Nedelko's R_hat adds to the empirical risk an estimate of its maximal bias (his refs. 6-7,
-    not available). Our documented version: on calibration samples drawn over a grid of R0
-    (the distribution family) at the same N, group by the empirical risk (k errors out of N),
-    take the mean optimism R - R_emp within each (R0, k) cell holding at least ``min_count``
-    samples, and keep the largest over R0. Values of k with no such cell take the value of the
-    nearest k that has one.
+
+def optimism_table(calibration: pd.DataFrame, method: str = "mean_curve", min_count: int = 30) -> pd.DataFrame:
+    """The bias correction b(k / N) that R_hat = R_emp + b(R_emp) adds to the empirical risk.
+
+    Nedelko's R_hat adds to the empirical risk "an estimate of its maximal bias" (his refs.
+    6-7, not available). Two documented versions, both calibrated by simulation over the
+    distribution family (the logistic model over ``rhat_grid``) at the same N:
+
+    - ``"mean_curve"`` (default): each family member R0 has a mean empirical risk
+      E[R_emp](R0) and a mean optimism E[R - R_emp](R0); b(r) is the optimism of the member
+      whose mean empirical risk is r (linear interpolation along the curve sorted by E[R_emp],
+      constant beyond its ends).
+    - ``"conditional_max"``: the worst case given the observed value,
+      b(k/N) = max over R0 of E[R - R_emp | R_emp = k/N, R0], over cells with at least
+      ``min_count`` samples (a k without such a cell takes the nearest k's value). This is an
+      upper-bound style correction: it is large at small R_emp, where rare samples from noisy
+      members of the family dominate.
 
     Returns
     -------
-    DataFrame with columns sample_size, errors (k), empirical_risk, bias, from_bayes_error, cells.
+    DataFrame with columns sample_size, errors (k), empirical_risk (k/N), bias, method.
     """
+    if method not in RHAT_METHODS:
+        raise ValueError(f"study.rhat_method={method!r}: use one of {RHAT_METHODS}.")
     rows = []
     for N, g in calibration.groupby("sample_size"):
-        k = np.rint(g["empirical"] * N).astype(int)
-        cells = (g.assign(k=k, optimism=g["true_risk"] - g["empirical"])
-                 .groupby(["k", "bayes_error"])["optimism"].agg(["mean", "count"]).reset_index())
-        cells = cells[cells["count"] >= min_count]
-        best = cells.loc[cells.groupby("k")["mean"].idxmax()].set_index("k")
-        known = best.index.to_numpy()
-        for kk in range(N + 1):
-            src = known[np.argmin(np.abs(known - kk))]
-            rows.append({"sample_size": N, "errors": kk, "empirical_risk": kk / N,
-                         "bias": float(best.loc[src, "mean"]), "from_bayes_error": float(best.loc[src, "bayes_error"]),
-                         "from_errors": int(src), "cells": int((cells["k"] == kk).sum())})
+        g = g.assign(optimism=g["true_risk"] - g["empirical"])
+        k_all = np.arange(N + 1)
+        if method == "mean_curve":
+            curve = g.groupby("bayes_error")[["empirical", "optimism"]].mean().sort_values("empirical")
+            # upper envelope where several members share a mean empirical risk
+            x, yv = curve["empirical"].to_numpy(), curve["optimism"].to_numpy()
+            bias = np.interp(k_all / N, x, yv)
+        else:
+            k = np.rint(g["empirical"] * N).astype(int)
+            cells = (g.assign(k=k).groupby(["k", "bayes_error"])["optimism"].agg(["mean", "count"]).reset_index())
+            cells = cells[cells["count"] >= min_count]
+            best = cells.groupby("k")["mean"].max()
+            known = best.index.to_numpy()
+            bias = np.array([best.loc[known[np.argmin(np.abs(known - kk))]] for kk in k_all])
+        rows += [{"sample_size": N, "errors": int(kk), "empirical_risk": kk / N, "bias": float(b), "method": method}
+                 for kk, b in zip(k_all, bias)]
     return pd.DataFrame(rows)
 
 
@@ -227,3 +252,87 @@ def aggregate(records: pd.DataFrame) -> pd.DataFrame:
                 row[f"infinite_{name}"] = int((~finite).sum())
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- run-engine hooks
+def as_list(value) -> list:
+    """A scalar or a sequence from the config, as a list."""
+    if isinstance(value, (list, tuple)) or hasattr(value, "__len__") and not isinstance(value, str):
+        return list(value)
+    return [value]
+
+
+def execute(cfg, run_dir: Path, options: RunnerOptions) -> StudyOutput:
+    """Calibrate R_hat, run the replicates, write records, tables and figures."""
+    study = cfg.study
+    sizes = [int(v) for v in as_list(study.sample_size)]
+    grid = [float(v) for v in as_list(study.bayes_error)]
+    # phase 1: R_hat calibration over the family (its own random streams)
+    cal_conditions = make_conditions(sizes, [float(v) for v in study.rhat_grid], purpose="rhat_calibration")
+    cal_outputs = run_chunks(OptimismWorker(cal_conditions, int(study.seed)),
+                             plan_chunks([study.rhat_calibration_replicates] * len(cal_conditions), options.chunk_size),
+                             n_jobs=options.n_jobs, backend=options.backend, progress=options.progress,
+                             desc="R_hat calibration")
+    calibration = concat_outputs(cal_outputs)
+    table = optimism_table(calibration, str(study.rhat_method), int(study.rhat_min_count))
+    table.to_csv(run_dir / "rhat_bias.csv", index=False)
+    # phase 2: the study's replicates
+    conditions = make_conditions(sizes, grid)
+    worker = FisherRiskWorker(conditions, int(study.seed), int(study.K), int(study.bootstrap))
+    chunks = plan_chunks([study.replicates] * len(conditions), options.chunk_size)
+    log.info("nedelko_fisher: N=%s, %d Bayes errors x %d replicates -> %s", sizes, len(grid), study.replicates, run_dir)
+    outputs = run_chunks(worker, chunks, n_jobs=options.n_jobs, backend=options.backend,
+                         progress=options.progress, desc="nedelko_fisher")
+    records = concat_outputs(outputs)
+    write_records(records, run_dir / "replicates.parquet")
+    summary, _, figures = write_reports(run_dir, study, records, table)
+    timing = timing_by_condition(outputs)
+    manifest = {
+        "population": {"name": "logistic", "model": "x ~ N(0, I2), P(y=1|x) = sigmoid(alpha (x1 + x2))"},
+        "learner": {"name": "fisher", "threshold": "empirical risk minimisation, tie -> closest to Fisher midpoint"},
+        "rhat_calibration": {"method": str(study.rhat_method), "bayes_errors": list(study.rhat_grid),
+                             "replicates": int(study.rhat_calibration_replicates),
+                             "min_count": int(study.rhat_min_count)},
+        "conditions": [{"sample_size": c.sample_size, "bayes_error": c.bayes_error, "condition_key": c.key,
+                        "replicates": int(study.replicates), **timing.get(i, {})} for i, c in enumerate(conditions)],
+    }
+    return StudyOutput(summary, None, records, figures, manifest)
+
+
+def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None, table: pd.DataFrame | None = None):
+    """Aggregate and write ``summary.csv``, ``summary.md`` and one Figure-3-style PNG per N."""
+    run_dir = Path(run_dir)
+    if records is None:
+        records = read_records(run_dir / "replicates.parquet")
+    if table is None:
+        table = pd.read_csv(run_dir / "rhat_bias.csv")
+    records = records.copy()
+    records["rhat"] = apply_rhat(records, table)
+    summary = aggregate(records)
+    summary.to_csv(run_dir / "summary.csv", index=False)
+    cols = ["sample_size", "bayes_error", "estimator", "mean_true_risk", "mean_estimate", "bias", "rmse",
+            "mean_delta0", "mean_delta0_se"]
+    md = [f"# Nedelko: risk estimates for Fisher's discriminant ({study['replicates']} samples per point)\n",
+          "Mean true risk, mean estimate, bias, RMSE and mean Delta0 per (N, R0, estimator); "
+          "all columns with standard errors are in summary.csv.\n"]
+    for N, g in summary.groupby("sample_size"):
+        md.append(f"\n## N = {N}\n\n" + frame_to_markdown(g[cols]))
+        md.append("\n" + _winners_markdown(g))
+    (run_dir / "summary.md").write_text("\n".join(md))
+    figures = [risk_estimate_figure(g, run_dir / "figures" / f"fig3_N{N}.png", N, study.get("K", 5))
+               for N, g in summary.groupby("sample_size")]
+    return summary, None, figures
+
+
+def _winners_markdown(g: pd.DataFrame) -> str:
+    """Which estimator has the smallest mean Delta0 at each R0 (with LOO vs K-fold side by side)."""
+    rows = []
+    for r0, h in g.groupby("bayes_error"):
+        h = h.set_index("estimator")
+        best = h["mean_delta0"].idxmin()
+        loo, kf = h.loc["loo"], h.loc["kfold"]
+        z = (loo["mean_delta0"] - kf["mean_delta0"]) / np.hypot(loo["mean_delta0_se"], kf["mean_delta0_se"])
+        rows.append([r0, best, float(h.loc[best, "mean_delta0"]), float(loo["mean_delta0"]),
+                     float(kf["mean_delta0"]), float(z)])
+    return markdown_table(["R0", "best (min mean Delta0)", "its mean Delta0", "LOO", "K-fold",
+                           "z(LOO - K-fold), unpaired"], rows)
