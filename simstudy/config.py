@@ -20,6 +20,7 @@ __all__ = [
     "LearnerConfig",
     "LogisticPopulationConfig",
     "NedelkoFisherStudyConfig",
+    "NedelkoHistogramStudyConfig",
     "RunnerConfig",
     "TabularPopulationConfig",
     "register_configs",
@@ -118,6 +119,19 @@ class NedelkoFisherStudyConfig:
     rhat_min_count: int = 30
 
 
+@dataclass
+class NedelkoHistogramStudyConfig:
+    """Nedelko's Figure 4: the histogram classifier computed exactly over a grid of distributions."""
+
+    name: str = "nedelko_histogram"
+    cells: int = 3
+    sample_size: int = 12
+    K: int = 4
+    #: Grid over the simplex of (cell, class) distributions: coordinates in multiples of 1/grid_steps.
+    grid_steps: int = 6
+    seed: int = 0  # unused (exact computation); kept for a uniform manifest
+
+
 # ----------------------------------------------------------------------------- runner
 @dataclass
 class RunnerConfig:
@@ -152,6 +166,7 @@ def register_configs() -> None:
     cs.store(group="learner", name="learner_schema", node=LearnerConfig)
     cs.store(group="study", name="cv_variance_schema", node=CVVarianceStudyConfig)
     cs.store(group="study", name="nedelko_fisher_schema", node=NedelkoFisherStudyConfig)
+    cs.store(group="study", name="nedelko_histogram_schema", node=NedelkoHistogramStudyConfig)
     cs.store(group="runner", name="runner_schema", node=RunnerConfig)
 
 
@@ -230,6 +245,19 @@ def _validate_study_nedelko_fisher(study: DictConfig) -> None:
               f"must be at least study.rhat_min_count={study.rhat_min_count}.")
 
 
+def _validate_study_nedelko_histogram(study: DictConfig) -> None:
+    if study.cells < 1:
+        _fail("study.cells", study.cells, "need at least one cell.")
+    if study.K < 2 or study.sample_size % study.K or study.sample_size < 2 * study.K:
+        _fail("study.sample_size", study.sample_size,
+              f"must be a multiple of study.K={study.K} with at least two examples per fold.")
+    if study.sample_size > 20 or study.cells > 5:
+        _fail("study.sample_size", study.sample_size,
+              "exact enumeration grows exponentially: keep sample_size <= 20 and cells <= 5.")
+    if study.grid_steps < 1:
+        _fail("study.grid_steps", study.grid_steps, "use a positive number of grid steps (6 gives step 1/6).")
+
+
 def _validate_learner(learner: DictConfig) -> None:
     est = learner.get("estimator")
     target = est.get("_target_") if est is not None else None
@@ -284,8 +312,11 @@ def validate_config(cfg: DictConfig) -> None:
         _validate_study_cv_variance(cfg.study)
     elif cfg.study.name == "nedelko_fisher":  # its own population family and learner
         _validate_study_nedelko_fisher(cfg.study)
+    elif cfg.study.name == "nedelko_histogram":
+        _validate_study_nedelko_histogram(cfg.study)
     else:
-        _fail("study.name", cfg.study.name, "unknown study; choose study=cv_variance or nedelko_fisher.")
+        _fail("study.name", cfg.study.name,
+              "unknown study; choose study=cv_variance, nedelko_fisher or nedelko_histogram.")
     r = cfg.runner
     if r.backend not in _BACKENDS:
         _fail("runner.backend", r.backend, f"choose one of {list(_BACKENDS)}.")

@@ -42,3 +42,27 @@ def risk_estimate_figure(summary: pd.DataFrame, path: Path, sample_size: int, K:
     fig.savefig(path, dpi=130)
     plt.close(fig)
     return path
+
+
+def histogram_scatter_figure(summary: pd.DataFrame, path: Path, sample_size: int, K: int) -> Path:
+    """Nedelko's Figure 4: mean Delta0 of one estimate against another's, one point per
+    distribution of the grid, coloured by its Bayes error; the diagonal marks equal accuracy."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wide = summary.pivot(index="distribution", columns="estimator", values="mean_delta0")
+    bayes = summary.groupby("distribution")["bayes_error"].first().loc[wide.index]
+    pairs = (("loo", "kfold"), ("loo", "empirical"), ("kfold", "empirical"))
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.5), gridspec_kw={"wspace": 0.35})
+    for ax, (a, b) in zip(axes, pairs):
+        sc = ax.scatter(wide[a], wide[b], c=bayes, s=12, cmap="viridis")
+        top = float(np.nanmax(wide[[a, b]].to_numpy()[np.isfinite(wide[[a, b]].to_numpy())]))
+        ax.plot([0, top], [0, top], color="grey", ls=":")
+        name = lambda e: ESTIMATOR_LABELS[e].replace("K-fold", f"{K}-fold")
+        ax.set_xlabel(f"mean Delta0, {name(a)}")
+        ax.set_ylabel(f"mean Delta0, {name(b)}")
+        ax.grid(True, alpha=0.3)
+    fig.colorbar(sc, ax=axes, label="Bayes error of the distribution", shrink=0.85)
+    fig.suptitle(f"Histogram classifier, exact: 3 cells, N = {sample_size}, K = {K}; one point per distribution",
+                 fontsize=10)
+    fig.savefig(path, dpi=130, bbox_inches="tight")
+    plt.close(fig)
+    return path
