@@ -34,9 +34,10 @@ def _main(cfg: DictConfig) -> None:
         log.error("%s", exc)
         print(f"simstudy: error: {exc}", file=sys.stderr)
         sys.exit(2)
-    print(f"simstudy: results written to {result.run_dir.resolve()}")
-    print(f"  summary.csv, tests.csv, table2.md, replicates.parquet, figures/, manifest.json "
-          f"({result.wall_time:.1f} s)")
+    print(f"simstudy: results written to {result.run_dir.resolve()} ({result.wall_time:.1f} s)")
+    written = sorted(p.name + ("/" if p.is_dir() else "") for p in result.run_dir.iterdir()
+                     if not p.name.startswith("."))
+    print("  " + ", ".join(written))
 
 
 def main() -> None:

@@ -58,6 +58,30 @@ def _timed(fn: Callable[[Chunk], Any], chunk: Chunk) -> ChunkOutput:
     return ChunkOutput(chunk, records, time.perf_counter() - wall, time.process_time() - cpu)
 
 
+class _LogProgress:
+    """Progress lines in the log for runs not attached to a terminal (every 10% or 60 s)."""
+
+    def __init__(self, total: int, desc: str, enabled: bool):
+        self.total, self.desc, self.enabled = total, desc, enabled
+        self.done = 0
+        self.start = self.last = time.perf_counter()
+        self.next_fraction = 0.1
+
+    def update(self, k: int) -> None:
+        self.done += k
+        now = time.perf_counter()
+        if not self.enabled or self.total == 0:
+            return
+        if self.done / self.total >= self.next_fraction or now - self.last >= 60 or self.done == self.total:
+            rate = self.done / max(now - self.start, 1e-9)
+            eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+            log.info("%s: %d/%d (%.0f%%), %.1f rep/s, ETA %.0f s", self.desc, self.done, self.total,
+                     100 * self.done / self.total, rate, eta)
+            self.last = now
+            while self.next_fraction <= self.done / self.total:
+                self.next_fraction += 0.1
+
+
 def run_chunks(fn: Callable[[Chunk], Any], chunks: Sequence[Chunk], *, n_jobs: int = -1,
                backend: str = "loky", progress: bool = True, desc: str = "replicates") -> list[ChunkOutput]:
     """Run ``fn`` on every chunk and return the outputs in chunk order.
@@ -71,7 +95,8 @@ def run_chunks(fn: Callable[[Chunk], Any], chunks: Sequence[Chunk], *, n_jobs: i
         Workers (-1: all cores).
     backend : {"loky", "threading", "sequential"}
     progress : bool
-        Show a tqdm bar (replicates done / total, rate, ETA) when stderr is a terminal.
+        Show a tqdm bar (replicates done / total, rate, ETA) when stderr is a terminal, and
+        log a progress line every 10% (or 60 s) otherwise.
     """
     total = sum(c.size for c in chunks)
     if backend == "sequential":
@@ -80,9 +105,11 @@ def run_chunks(fn: Callable[[Chunk], Any], chunks: Sequence[Chunk], *, n_jobs: i
     outputs: list[ChunkOutput] = []
     with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
               smoothing=0.05, dynamic_ncols=True) as bar:
+        logged = _LogProgress(total, desc, enabled=progress and bar.disable)
         for out in parallel(delayed(_timed)(fn, c) for c in chunks):
             outputs.append(out)
             bar.update(out.chunk.size)
+            logged.update(out.chunk.size)
     order = {c: i for i, c in enumerate(chunks)}
     outputs.sort(key=lambda o: order[o.chunk])
     return outputs

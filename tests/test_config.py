@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 from hydra.errors import ConfigCompositionException
-from omegaconf.errors import ConfigKeyError, ValidationError
+from omegaconf.errors import ValidationError
 
 from simstudy.config import ConfigError, validate_config
 from simstudy.learners import build_learner
@@ -106,3 +106,25 @@ def test_missing_data_file_and_empty_class_fail_before_work(compose_config, tmp_
     cfg = compose_config("population=letter", f"population.path={letter_like_file[0]}", "population.positive=[a]")
     with pytest.raises(ValueError, match="population.positive"):
         build_population(cfg.population)
+
+
+@pytest.mark.parametrize("overrides,field", [
+    (["experiment=nedelko_fisher", "study.sample_size=22"], "study.sample_size"),
+    (["experiment=nedelko_fisher", "study.bayes_error=[0.1,0.6]"], "study.bayes_error"),
+    (["experiment=nedelko_fisher", "study.K=1"], "study.K=1"),
+    (["experiment=nedelko_fisher", "study.rhat_method=magic"], "study.rhat_method"),
+    (["experiment=nedelko_fisher", "study.bootstrap=0"], "study.bootstrap=0"),
+    (["experiment=nedelko_histogram", "study.sample_size=13"], "study.sample_size"),
+    (["experiment=nedelko_histogram", "study.sample_size=40"], "exact enumeration"),
+    (["experiment=nedelko_histogram", "study.grid_steps=0"], "study.grid_steps"),
+])
+def test_nedelko_bad_values(compose_config, overrides, field):
+    with pytest.raises(ConfigError) as info:
+        validate_config(compose_config(*overrides))
+    assert field in str(info.value)
+
+
+def test_nedelko_scalar_and_list_overrides(compose_config):
+    cfg = compose_config("experiment=nedelko_fisher", "study.sample_size=20", "study.bayes_error=[0.1,0.3]")
+    validate_config(cfg)
+    assert cfg.study.sample_size == 20 and list(cfg.study.bayes_error) == [0.1, 0.3]
