@@ -27,10 +27,16 @@ def _main(cfg: DictConfig) -> None:
     from simstudy.populations import DataUnavailableError
     from simstudy.run import run
 
-    run_dir = HydraConfig.get().runtime.output_dir
+    hydra_cfg = HydraConfig.get()
+    run_dir = hydra_cfg.runtime.output_dir
+    overrides = [o for o in hydra_cfg.overrides.task
+                 if not o.startswith(("hydra.run.dir", "runner.only_replicate", "runner.on_error"))]
+    command = " ".join(["simstudy", *overrides])
+    from simstudy.runner import FailureRateExceeded
+
     try:
-        result = run(cfg, run_dir)
-    except (ConfigError, DataUnavailableError, ValueError) as exc:
+        result = run(cfg, run_dir, command=command)
+    except (ConfigError, DataUnavailableError, ValueError, FailureRateExceeded) as exc:
         log.error("%s", exc)
         print(f"simstudy: error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -70,3 +76,22 @@ def report_main(argv: list[str] | None = None) -> None:
         overrides["rho_hats"] = args.rho_hats
     report_run(args.run_dir, **overrides)
     print(f"simstudy-report: rewrote summary.csv, tests.csv, table2.md, summary.md and figures/ in {args.run_dir}")
+
+
+def collect_main(argv: list[str] | None = None) -> None:
+    """``simstudy-collect SWEEP_DIR``: merge the runs of a multirun into one table and figures."""
+    import argparse
+
+    from simstudy.collect import collect
+
+    parser = argparse.ArgumentParser(prog="simstudy-collect", description=collect_main.__doc__)
+    parser.add_argument("sweep_dir", help="the sweep directory of 'simstudy -m ...' (hydra.sweep.dir)")
+    args = parser.parse_args(argv)
+    try:
+        result = collect(args.sweep_dir)
+    except FileNotFoundError as exc:
+        print(f"simstudy-collect: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    print(f"simstudy-collect: {len(result.summary)} summary rows from parameters {result.parameters}; wrote")
+    for path in result.files:
+        print(f"  {path}")

@@ -16,6 +16,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 
 __all__ = [
     "ConfigError",
+    "GaussianFoldsPopulationConfig",
     "CVVarianceStudyConfig",
     "LearnerConfig",
     "LogisticPopulationConfig",
@@ -40,6 +41,17 @@ class LogisticPopulationConfig:
     kind: str = "logistic"
     name: str = "logistic"
     bayes_error: float = 0.2
+
+
+@dataclass
+class GaussianFoldsPopulationConfig:
+    """Residuals drawn directly, fold means exchangeable Gaussian with between-block correlation rho."""
+
+    kind: str = "gaussian_folds"
+    name: str = "gaussian_folds"
+    rho: float = 0.5
+    mean: float = 0.0
+    sigma: float = 1.0
 
 
 @dataclass
@@ -141,12 +153,20 @@ class RunnerConfig:
     n_jobs: int = -1
     #: Replicates per chunk (one joblib task).
     chunk_size: int = 250
-    #: "loky" (processes), "threading" or "sequential".
+    #: "loky" (processes), "threading", "sequential" or "dask" (dask.distributed).
     backend: str = "loky"
-    #: Show a progress bar (only when attached to a terminal).
+    #: Show a progress bar on a terminal (log lines every 10% otherwise).
     progress: bool = True
     #: "record" a failing replicate and go on, or "raise" at the first failure.
     on_error: str = "record"
+    #: Abort when more than this share of the replicates done so far failed.
+    max_failure_rate: float = 0.2
+    #: dask: address of a running scheduler (e.g. tcp://10.0.0.5:8786); null starts a LocalCluster.
+    scheduler_address: Optional[str] = None
+    #: Run only this replicate index of each condition (debugging a failure); no shards.
+    only_replicate: Optional[int] = None
+    #: Discard an existing run of a different configuration in the same run directory.
+    overwrite: bool = False
 
 
 @dataclass
@@ -163,6 +183,7 @@ def register_configs() -> None:
     cs.store(name="config_schema", node=Config)
     cs.store(group="population", name="logistic_schema", node=LogisticPopulationConfig)
     cs.store(group="population", name="tabular_schema", node=TabularPopulationConfig)
+    cs.store(group="population", name="gaussian_folds_schema", node=GaussianFoldsPopulationConfig)
     cs.store(group="learner", name="learner_schema", node=LearnerConfig)
     cs.store(group="study", name="cv_variance_schema", node=CVVarianceStudyConfig)
     cs.store(group="study", name="nedelko_fisher_schema", node=NedelkoFisherStudyConfig)
@@ -171,7 +192,7 @@ def register_configs() -> None:
 
 
 # ----------------------------------------------------------------------------- validation
-_BACKENDS = ("loky", "threading", "sequential")
+_BACKENDS = ("loky", "threading", "sequential", "dask")
 _ON_ERROR = ("record", "raise")
 
 
@@ -300,15 +321,22 @@ def _validate_population(population: DictConfig) -> None:
                   "use 'openml' (with population.openml_id), 'covtype', or set population.path to a local file.")
         if population.path is None and population.source == "openml" and population.openml_id is None:
             _fail("population.openml_id", None, "set the OpenML data id (Letter is 6) or population.path.")
+    elif kind == "gaussian_folds":
+        if not 0 <= population.rho < 1:
+            _fail("population.rho", population.rho, "the between-block correlation must lie in [0, 1).")
+        if population.sigma <= 0:
+            _fail("population.sigma", population.sigma, "use a positive residual standard deviation.")
     else:
-        _fail("population.kind", kind, "unknown population; choose population=logistic, letter or forest.")
+        _fail("population.kind", kind,
+              "unknown population; choose population=logistic, letter, forest, tabular or gaussian_folds.")
 
 
 def validate_config(cfg: DictConfig) -> None:
     """Check a composed configuration; raise :class:`ConfigError` naming field, value and fix."""
     if cfg.study.name == "cv_variance":
         _validate_population(cfg.population)
-        _validate_learner(cfg.learner)
+        if cfg.population.kind != "gaussian_folds":  # residual populations need no learner
+            _validate_learner(cfg.learner)
         _validate_study_cv_variance(cfg.study)
     elif cfg.study.name == "nedelko_fisher":  # its own population family and learner
         _validate_study_nedelko_fisher(cfg.study)
@@ -326,6 +354,15 @@ def validate_config(cfg: DictConfig) -> None:
         _fail("runner.chunk_size", r.chunk_size, "use a positive number of replicates per chunk, e.g. 250.")
     if r.on_error not in _ON_ERROR:
         _fail("runner.on_error", r.on_error, f"choose one of {list(_ON_ERROR)}.")
+    if not 0 <= r.max_failure_rate <= 1:
+        _fail("runner.max_failure_rate", r.max_failure_rate, "use a share in [0, 1], e.g. 0.2.")
+    if r.only_replicate is not None and r.only_replicate < 0:
+        _fail("runner.only_replicate", r.only_replicate, "use a replicate index >= 0.")
+    if r.backend == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            _fail("runner.backend", r.backend, "install dask.distributed first: pip install 'simstudy[dask]'.")
 
 
 def to_container(cfg: DictConfig) -> dict:

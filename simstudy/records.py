@@ -9,7 +9,7 @@ import pandas as pd
 
 from simstudy.runner import ChunkOutput
 
-__all__ = ["write_records", "read_records", "concat_outputs", "timing_by_condition"]
+__all__ = ["write_records", "read_records", "timing_by_condition"]
 
 _ARRAY_COLUMNS = ("fold_means", "fold_true_errors")
 
@@ -33,11 +33,6 @@ def read_records(path: Path) -> pd.DataFrame:
     if "error" in records:
         records["error"] = records["error"].fillna("")
     return records
-
-
-def concat_outputs(outputs: Sequence[ChunkOutput]) -> pd.DataFrame:
-    """Records of all chunks, in chunk order."""
-    return pd.concat([o.records for o in outputs], ignore_index=True)
 
 
 def timing_by_condition(outputs: Sequence[ChunkOutput]) -> dict[int, dict[str, float]]:

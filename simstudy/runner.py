@@ -1,26 +1,48 @@
-"""Deal replicates out in chunks with joblib, with a progress bar.
+"""Deal replicates out in chunks, keep every finished chunk on disk, resume what is missing.
 
 A chunk is a contiguous range of replicate indices of one condition. Each replicate draws
 its random numbers from its own stream (:mod:`simstudy.rng`), so results do not depend on
-how replicates are grouped into chunks, on ``n_jobs`` or on the backend; results are put
+how replicates are grouped into chunks, on ``n_jobs`` or on the backend; outputs are put
 back in (condition, replicate) order before anything is aggregated.
+
+Shards: with a :class:`ShardStore`, each finished chunk is written at once as
+``<phase>/c<condition>_r<start>-<stop>.parquet`` (to a temporary name, then renamed) with a
+sidecar ``.json`` holding its SHA-256, row count, timings and warning counts. A later run
+into the same directory loads the shards whose checksum matches, reports and deletes the
+others (truncated or corrupted), and computes only the replicates not covered, whatever its
+chunk size.
+
+Failures: a chunk whose worker raises is recorded (not stored, so a resume retries it) and
+counts all its replicates as failed; workers may also report per-replicate failures in an
+``error`` column. When the share of failed replicates exceeds ``max_failure_rate`` the run
+stops with :class:`FailureRateExceeded`. Warnings raised inside workers are counted per
+(category, message), not printed.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import os
 import time
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
+import pandas as pd
 from joblib import Parallel, delayed
 from tqdm.auto import tqdm
 
-__all__ = ["Chunk", "ChunkOutput", "plan_chunks", "run_chunks"]
+__all__ = ["Chunk", "ChunkOutput", "FailureRateExceeded", "ShardStore", "plan_chunks", "run_chunks",
+           "BACKENDS"]
 
 log = logging.getLogger(__name__)
 
+BACKENDS = ("loky", "threading", "sequential", "dask")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, order=True)
 class Chunk:
     """Replicates ``start <= r < stop`` of condition number ``condition``."""
 
@@ -32,30 +54,208 @@ class Chunk:
     def size(self) -> int:
         return self.stop - self.start
 
+    @property
+    def name(self) -> str:
+        return f"c{self.condition:04d}_r{self.start:07d}-{self.stop:07d}"
+
 
 @dataclass
 class ChunkOutput:
-    """What a worker returns for one chunk: its records and its timings."""
+    """What a worker returns for one chunk: its records (None if the chunk failed), timings,
+    the chunk-level error if any, and the warnings raised while computing it."""
 
     chunk: Chunk
     records: Any
     wall_time: float
     cpu_time: float
+    error: str = ""
+    warnings: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def failed_replicates(self) -> int:
+        if self.error:
+            return self.chunk.size
+        if isinstance(self.records, pd.DataFrame) and "error" in self.records:
+            return int((self.records["error"].fillna("") != "").sum())
+        return 0
 
 
-def plan_chunks(replicates_per_condition: Sequence[int], chunk_size: int) -> list[Chunk]:
-    """Split every condition's replicates into chunks of at most ``chunk_size``."""
+class FailureRateExceeded(RuntimeError):
+    """Too many replicates failed; the message shows one failure and how to reproduce it."""
+
+
+# ----------------------------------------------------------------------------- planning
+def _missing_ranges(total: int, covered: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    gaps, pos = [], 0
+    for start, stop in sorted(covered):
+        if start > pos:
+            gaps.append((pos, start))
+        pos = max(pos, stop)
+    if pos < total:
+        gaps.append((pos, total))
+    return gaps
+
+
+def plan_chunks(replicates_per_condition: Sequence[int], chunk_size: int,
+                done: Sequence[Chunk] = (), replicate_range: tuple[int, int] | None = None) -> list[Chunk]:
+    """Chunks of at most ``chunk_size`` covering every replicate not already in ``done``.
+
+    Parameters
+    ----------
+    replicates_per_condition : sequence of int
+    chunk_size : int
+    done : sequence of Chunk
+        Chunks already computed (loaded from shards).
+    replicate_range : (start, stop), optional
+        Only plan these replicate indices (``runner.only_replicate``).
+    """
     if chunk_size < 1:
         raise ValueError(f"runner.chunk_size must be >= 1; got {chunk_size}.")
-    return [Chunk(c, s, min(s + chunk_size, R))
-            for c, R in enumerate(replicates_per_condition)
-            for s in range(0, R, chunk_size)]
+    chunks = []
+    for c, R in enumerate(replicates_per_condition):
+        covered = [(d.start, d.stop) for d in done if d.condition == c]
+        lo, hi = replicate_range if replicate_range is not None else (0, R)
+        for start, stop in _missing_ranges(R, covered):
+            start, stop = max(start, lo), min(stop, hi)
+            chunks += [Chunk(c, s, min(s + chunk_size, stop)) for s in range(start, stop, chunk_size)]
+    return chunks
 
 
-def _timed(fn: Callable[[Chunk], Any], chunk: Chunk) -> ChunkOutput:
+# ----------------------------------------------------------------------------- shards
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class ShardStore:
+    """Finished chunks on disk, one Parquet file and one JSON sidecar per chunk.
+
+    Parameters
+    ----------
+    directory : path-like
+        Usually ``<run_dir>/shards``; one sub-directory per phase.
+    """
+
+    def __init__(self, directory: str | os.PathLike):
+        self.directory = Path(directory)
+
+    def _paths(self, phase: str, chunk: Chunk) -> tuple[Path, Path]:
+        base = self.directory / phase / chunk.name
+        return base.with_suffix(".parquet"), base.with_suffix(".json")
+
+    def save(self, phase: str, out: ChunkOutput) -> dict[str, Any]:
+        """Write one chunk atomically (temporary name, then rename); returns its index entry."""
+        data, meta = self._paths(phase, out.chunk)
+        data.parent.mkdir(parents=True, exist_ok=True)
+        tmp = data.with_name(data.name + f".tmp{os.getpid()}")
+        out.records.to_parquet(tmp, index=False)
+        os.replace(tmp, data)
+        entry = {"file": str(data.relative_to(self.directory)), "sha256": _sha256(data), "rows": int(len(out.records)),
+                 "condition": out.chunk.condition, "start": out.chunk.start, "stop": out.chunk.stop,
+                 "wall_time": out.wall_time, "cpu_time": out.cpu_time, "warnings": out.warnings}
+        tmp_meta = meta.with_name(meta.name + f".tmp{os.getpid()}")
+        tmp_meta.write_text(json.dumps(entry))
+        os.replace(tmp_meta, meta)  # the sidecar is written last: a shard without it is incomplete
+        return entry
+
+    def load(self, phase: str) -> tuple[list[ChunkOutput], list[dict[str, Any]]]:
+        """Valid shards of a phase; invalid ones are reported, deleted and left to recompute.
+
+        Returns
+        -------
+        outputs : list of ChunkOutput
+        entries : list of dict
+            The index entries (file, sha256, rows, ...) of the valid shards.
+        """
+        folder = self.directory / phase
+        outputs, entries = [], []
+        if not folder.is_dir():
+            return outputs, entries
+        for tmp in folder.glob("*.tmp*"):
+            tmp.unlink()
+        for data in sorted(folder.glob("*.parquet")):
+            meta = data.with_suffix(".json")
+            problem = None
+            try:
+                entry = json.loads(meta.read_text())
+                if _sha256(data) != entry["sha256"]:
+                    problem = "checksum mismatch (truncated or corrupted)"
+                else:
+                    records = pd.read_parquet(data)
+                    if len(records) != entry["rows"]:
+                        problem = f"{len(records)} rows, expected {entry['rows']}"
+            except FileNotFoundError:
+                problem = "no sidecar (interrupted while writing)"
+            except Exception as exc:  # unreadable JSON or Parquet
+                problem = f"unreadable ({type(exc).__name__}: {exc})"
+            if problem:
+                log.warning("shard %s is invalid: %s; it will be recomputed", data, problem)
+                data.unlink(missing_ok=True)
+                meta.unlink(missing_ok=True)
+                continue
+            chunk = Chunk(entry["condition"], entry["start"], entry["stop"])
+            outputs.append(ChunkOutput(chunk, records, entry["wall_time"], entry["cpu_time"], "",
+                                       entry.get("warnings", {})))
+            entries.append(entry)
+        return outputs, entries
+
+
+# ----------------------------------------------------------------------------- execution
+def _warning_key(w: warnings.WarningMessage) -> str:
+    text = str(w.message).strip().splitlines()
+    return f"{w.category.__name__}: {text[0][:200] if text else ''}"
+
+
+def _timed(fn: Callable[[Chunk], Any], chunk: Chunk, on_error: str = "record") -> ChunkOutput:
     wall, cpu = time.perf_counter(), time.process_time()
-    records = fn(chunk)
-    return ChunkOutput(chunk, records, time.perf_counter() - wall, time.process_time() - cpu)
+    counts: dict[str, int] = {}
+    records, error = None, ""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            records = fn(chunk)
+        except Exception as exc:
+            if on_error == "raise":
+                raise
+            error = f"{type(exc).__name__}: {exc}"
+    for w in caught:
+        key = _warning_key(w)
+        counts[key] = counts.get(key, 0) + 1
+    return ChunkOutput(chunk, records, time.perf_counter() - wall, time.process_time() - cpu, error, counts)
+
+
+def _joblib_outputs(fn, chunks, n_jobs, backend, on_error) -> Iterator[ChunkOutput]:
+    if backend == "sequential":
+        n_jobs, backend = 1, "loky"
+    parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
+    yield from parallel(delayed(_timed)(fn, c, on_error) for c in chunks)
+
+
+def _dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) -> Iterator[ChunkOutput]:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError("runner.backend=dask needs dask.distributed: pip install 'simstudy[dask]'") from exc
+    cluster = None
+    if scheduler_address:
+        client = Client(scheduler_address)
+    else:
+        workers = n_jobs if n_jobs and n_jobs > 0 else (os.cpu_count() or 1)
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, host="127.0.0.1")
+        client = Client(cluster)
+    try:
+        remote_fn = client.scatter(fn, broadcast=True)
+        futures = [client.submit(_timed, remote_fn, c, on_error, pure=False) for c in chunks]
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 class _LogProgress:
@@ -82,34 +282,107 @@ class _LogProgress:
                 self.next_fraction += 0.1
 
 
-def run_chunks(fn: Callable[[Chunk], Any], chunks: Sequence[Chunk], *, n_jobs: int = -1,
-               backend: str = "loky", progress: bool = True, desc: str = "replicates") -> list[ChunkOutput]:
-    """Run ``fn`` on every chunk and return the outputs in chunk order.
+@dataclass
+class RunReport:
+    """Everything :func:`run_chunks` learnt: outputs in chunk order, shard index, failures."""
+
+    outputs: list[ChunkOutput]
+    shards: list[dict[str, Any]]
+    resumed_chunks: int
+    computed_chunks: int
+    chunk_errors: list[dict[str, Any]]
+
+    @property
+    def warnings(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for o in self.outputs:
+            for k, v in o.warnings.items():
+                total[k] = total.get(k, 0) + v
+        return total
+
+    @property
+    def records(self) -> pd.DataFrame:
+        frames = [o.records for o in self.outputs if o.records is not None]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[int], *, chunk_size: int = 250,
+               n_jobs: int = -1, backend: str = "loky", progress: bool = True, desc: str = "replicates",
+               store: ShardStore | None = None, phase: str = "replicates", on_error: str = "record",
+               max_failure_rate: float = 1.0, min_replicates_for_abort: int = 50,
+               replicate_range: tuple[int, int] | None = None, scheduler_address: str | None = None,
+               describe_failure: Callable[[ChunkOutput], str] | None = None) -> RunReport:
+    """Run ``fn`` on every chunk not already stored, store each result, return all of them.
 
     Parameters
     ----------
     fn : callable
-        ``fn(chunk) -> records``; must be picklable for process backends.
-    chunks : sequence of Chunk
-    n_jobs : int
-        Workers (-1: all cores).
-    backend : {"loky", "threading", "sequential"}
+        ``fn(chunk) -> DataFrame`` of records (an ``error`` column marks failed replicates);
+        must be picklable for process backends.
+    replicates_per_condition : sequence of int
+    chunk_size, n_jobs : int
+    backend : {"loky", "threading", "sequential", "dask"}
     progress : bool
-        Show a tqdm bar (replicates done / total, rate, ETA) when stderr is a terminal, and
-        log a progress line every 10% (or 60 s) otherwise.
+        A tqdm bar (done / total, rate, ETA) on a terminal, else a log line every 10%.
+    store : ShardStore, optional
+        Where finished chunks are kept; without it nothing is written and nothing resumes.
+    phase : str
+        Shard sub-directory (a study may run several phases).
+    on_error : {"record", "raise"}
+    max_failure_rate : float
+        Abort (:class:`FailureRateExceeded`) once at least ``min_replicates_for_abort``
+        replicates are done and more than this share of them failed.
+    replicate_range : (start, stop), optional
+        Restrict every condition to these replicates (debugging one replicate).
+    scheduler_address : str, optional
+        dask backend: connect to this scheduler; a LocalCluster is started otherwise.
+    describe_failure : callable, optional
+        Turns a failing chunk output into the "how to reproduce" text of the abort message.
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"runner.backend={backend!r}: choose one of {BACKENDS}.")
+    loaded, entries = store.load(phase) if store is not None else ([], [])
+    if replicate_range is not None:
+        loaded, entries = [], []  # a one-replicate debugging run neither reads nor writes shards
+        store = None
+    chunks = plan_chunks(replicates_per_condition, chunk_size, [o.chunk for o in loaded], replicate_range)
+    if loaded:
+        log.info("%s: resuming, %d chunk(s) loaded from %s, %d to compute", desc, len(loaded),
+                 store.directory / phase, len(chunks))
     total = sum(c.size for c in chunks)
-    if backend == "sequential":
-        n_jobs, backend = 1, "loky"
-    parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
-    outputs: list[ChunkOutput] = []
-    with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
-              smoothing=0.05, dynamic_ncols=True) as bar:
-        logged = _LogProgress(total, desc, enabled=progress and bar.disable)
-        for out in parallel(delayed(_timed)(fn, c) for c in chunks):
-            outputs.append(out)
-            bar.update(out.chunk.size)
-            logged.update(out.chunk.size)
-    order = {c: i for i, c in enumerate(chunks)}
-    outputs.sort(key=lambda o: order[o.chunk])
-    return outputs
+    outputs: list[ChunkOutput] = list(loaded)
+    chunk_errors: list[dict[str, Any]] = []
+    done = failed = 0
+    for o in loaded:
+        done += o.chunk.size
+        failed += o.failed_replicates
+    if chunks:
+        stream = (_dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) if backend == "dask"
+                  else _joblib_outputs(fn, chunks, n_jobs, backend, on_error))
+        with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
+                  smoothing=0.05, dynamic_ncols=True) as bar:
+            logged = _LogProgress(total, desc, enabled=progress and bar.disable)
+            try:
+                for out in stream:
+                    if out.error:
+                        chunk_errors.append({"condition": out.chunk.condition, "start": out.chunk.start,
+                                             "stop": out.chunk.stop, "error": out.error})
+                    else:
+                        outputs.append(out)
+                        if store is not None:
+                            entries.append(store.save(phase, out))
+                    done += out.chunk.size
+                    failed += out.failed_replicates
+                    bar.update(out.chunk.size)
+                    logged.update(out.chunk.size)
+                    if done >= min_replicates_for_abort and failed > max_failure_rate * done and out.failed_replicates:
+                        hint = describe_failure(out) if describe_failure else out.error
+                        raise FailureRateExceeded(
+                            f"{failed} of {done} replicates failed ({100 * failed / done:.1f}% > "
+                            f"runner.max_failure_rate={max_failure_rate}). {hint}")
+            finally:
+                if hasattr(stream, "close"):
+                    stream.close()
+    outputs.sort(key=lambda o: o.chunk)
+    entries.sort(key=lambda e: (e["condition"], e["start"]))
+    return RunReport(outputs, entries, len(loaded), len(chunks), chunk_errors)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from simstudy.populations.base import Population, Sample
-from simstudy.populations.synthetic import LogisticPopulation
+from simstudy.populations.base import Population, ResidualPopulation, Sample
+from simstudy.populations.synthetic import GaussianFoldsPopulation, LogisticPopulation
 from simstudy.populations.tabular import (
     DataUnavailableError,
     TabularPopulation,
@@ -14,7 +14,8 @@ from simstudy.populations.tabular import (
     load_table_file,
 )
 
-__all__ = ["DataUnavailableError", "LogisticPopulation", "Population", "Sample",
+__all__ = ["DataUnavailableError", "GaussianFoldsPopulation", "LogisticPopulation", "Population",
+           "ResidualPopulation", "Sample",
            "TabularPopulation", "build_population"]
 
 
@@ -47,7 +48,7 @@ def build_population(cfg: Mapping[str, Any]) -> Population:
     Parameters
     ----------
     cfg : mapping
-        Must contain ``kind`` ("logistic" or "tabular") and the fields of the matching schema
+        Must contain ``kind`` ("logistic", "tabular" or "gaussian_folds") and the fields of the matching schema
         in :mod:`simstudy.config`.
     """
     kind = cfg.get("kind")
@@ -55,4 +56,6 @@ def build_population(cfg: Mapping[str, Any]) -> Population:
         return LogisticPopulation(bayes_error=cfg.get("bayes_error", 0.2))
     if kind == "tabular":
         return _build_tabular(cfg)
+    if kind == "gaussian_folds":
+        return GaussianFoldsPopulation(rho=cfg.get("rho", 0.5), mean=cfg.get("mean", 0.0), sigma=cfg.get("sigma", 1.0))
     raise ValueError(f"population.kind={kind!r} is unknown: choose logistic or tabular.")

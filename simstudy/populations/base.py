@@ -69,3 +69,25 @@ class Population(ABC):
             f"population {self.name!r} has no exact error for arbitrary classifiers; "
             "set study.truth=false or use a finite (tabular) population."
         )
+
+
+class ResidualPopulation(Population):
+    """A population that draws CV residuals directly (no features, no learner).
+
+    Used to check inference procedures against a known truth: :meth:`residual_blocks` returns
+    the residuals of one replicate arranged as (K, m), and :attr:`mean` is their exact
+    expectation mu.
+    """
+
+    mean: float = 0.0
+
+    @abstractmethod
+    def residual_blocks(self, K: int, m: int, rng: np.random.Generator) -> np.ndarray:
+        """Residuals of one replicate, shape (K, m)."""
+
+    def sample(self, n: int, rng: np.random.Generator) -> Sample:  # pragma: no cover - not used
+        raise TypeError(f"population {self.name!r} draws residuals, not examples.")
+
+    @property
+    def has_exact_error(self) -> bool:
+        return True

@@ -9,9 +9,9 @@ import numba
 import numpy as np
 from scipy import integrate, optimize, special
 
-from simstudy.populations.base import Population, Sample
+from simstudy.populations.base import Population, ResidualPopulation, Sample
 
-__all__ = ["LogisticPopulation", "linear_rule_risk", "linear_rule_risk_quad", "logistic_alpha_for_bayes_error",
+__all__ = ["GaussianFoldsPopulation", "LogisticPopulation", "linear_rule_risk", "linear_rule_risk_quad", "logistic_alpha_for_bayes_error",
            "logistic_bayes_error"]
 
 #: Direction of the logistic model of Nedelko: P(y=1|x) = sigmoid(alpha * w1.x), w1 = (1, 1).
@@ -195,3 +195,44 @@ def linear_rule_risk_quad(w, c, alpha: float) -> float:
     value, _ = integrate.quad(f, -_Z_MAX, _Z_MAX, points=sorted(set(points)), limit=500,
                               epsabs=1e-14, epsrel=1e-13)
     return 0.5 + value
+
+
+class GaussianFoldsPopulation(ResidualPopulation):
+    """Residuals whose fold means are jointly Gaussian with between-block correlation rho.
+
+    e_i = mu + sigma (a Z + eps_i), with Z and eps_i independent N(0, 1) and
+    a^2 = rho / (n (1 - rho)). Then theta = Var(mu_hat) = sigma^2 (a^2 + 1/n),
+    gamma = sigma^2 a^2 and rho = gamma / theta exactly (Grandvalet & Bengio's definition);
+    the fold means are exchangeable Gaussian, so Proposition 2 holds exactly: the t-test of
+    eq. 9 with rho_hat = rho has level alpha. (Note the correlation of two fold means is
+    rho / (K - (K-1) rho), not rho.)
+
+    Parameters
+    ----------
+    rho : float in [0, 1)
+    mean : float
+        mu, the expected residual (the H0 value).
+    sigma : float > 0
+    """
+
+    name = "gaussian_folds"
+
+    def __init__(self, rho: float = 0.5, mean: float = 0.0, sigma: float = 1.0):
+        if not 0 <= rho < 1:
+            raise ValueError(f"population.rho must lie in [0, 1); got {rho}.")
+        if sigma <= 0:
+            raise ValueError(f"population.sigma must be > 0; got {sigma}.")
+        self.rho, self.mean, self.sigma = float(rho), float(mean), float(sigma)
+
+    def seed_params(self) -> dict[str, Any]:
+        return {"kind": "gaussian_folds", "rho": self.rho, "mean": self.mean, "sigma": self.sigma}
+
+    def theta(self, n: int) -> float:
+        """Exact Var(mu_hat) for n residuals."""
+        return self.sigma**2 / (n * (1 - self.rho))
+
+    def residual_blocks(self, K: int, m: int, rng: np.random.Generator) -> np.ndarray:
+        n = K * m
+        a = np.sqrt(self.rho / (n * (1 - self.rho)))
+        shift = a * rng.standard_normal()
+        return self.mean + self.sigma * (shift + rng.standard_normal((K, m)))

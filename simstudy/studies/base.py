@@ -1,24 +1,32 @@
-"""What every study module provides to the run engine (:mod:`simstudy.run`)."""
+"""What every study module provides to the run engine, and the helpers they share."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import pandas as pd
 
-__all__ = ["RunnerOptions", "StudyOutput"]
+from simstudy.runner import ChunkOutput, RunReport, ShardStore, run_chunks
+
+__all__ = ["RunnerOptions", "StudyOutput", "run_phase", "phase_manifest", "first_failure"]
 
 
 @dataclass(frozen=True)
 class RunnerOptions:
-    """The ``runner`` config node as plain values."""
+    """The ``runner`` config node as plain values, plus the command that started the run."""
 
     n_jobs: int = -1
     chunk_size: int = 250
     backend: str = "loky"
     progress: bool = True
     on_error: str = "record"
+    max_failure_rate: float = 0.2
+    scheduler_address: str | None = None
+    only_replicate: int | None = None
+    overwrite: bool = False
+    #: The command line that started the run (used in "how to reproduce" hints).
+    command: str = "simstudy"
 
 
 @dataclass
@@ -30,3 +38,47 @@ class StudyOutput:
     records: pd.DataFrame
     figures: list[Path] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
+
+
+def first_failure(out: ChunkOutput) -> dict[str, Any] | None:
+    """The first failed replicate of a chunk output: its row as a dict, or the chunk error."""
+    if out.error:
+        return {"replicate": out.chunk.start, "error": out.error}
+    if isinstance(out.records, pd.DataFrame) and "error" in out.records:
+        bad = out.records[out.records["error"].fillna("") != ""]
+        if len(bad):
+            return bad.iloc[0].to_dict()
+    return None
+
+
+def run_phase(worker: Callable, replicates_per_condition: Sequence[int], run_dir: Path, options: RunnerOptions,
+              *, phase: str, desc: str, reproduce: Callable[[int, dict[str, Any]], str] | None = None) -> RunReport:
+    """Run one phase of a study through :func:`simstudy.runner.run_chunks` with shards in
+    ``run_dir/shards/<phase>`` (resumable) and the run's failure policy.
+
+    ``reproduce(condition_index, failure_row)`` returns the overrides that select the failing
+    condition; they are appended to the "how to reproduce" hint of an abort.
+    """
+    def describe(out: ChunkOutput) -> str:
+        row = first_failure(out) or {}
+        selection = reproduce(out.chunk.condition, row) if reproduce else ""
+        replicate = int(row.get("replicate", out.chunk.start))
+        return (f"First failure in chunk {out.chunk.name}, replicate {replicate}: {row.get('error', '')}. "
+                f"Reproduce it alone with: {options.command} {selection} runner.only_replicate={replicate} "
+                "runner.on_error=raise hydra.run.dir=runs/debug").replace("  ", " ")
+
+    replicate_range = None
+    if options.only_replicate is not None:
+        replicate_range = (int(options.only_replicate), int(options.only_replicate) + 1)
+    return run_chunks(worker, replicates_per_condition, chunk_size=options.chunk_size, n_jobs=options.n_jobs,
+                      backend=options.backend, progress=options.progress, desc=desc,
+                      store=ShardStore(Path(run_dir) / "shards"), phase=phase, on_error=options.on_error,
+                      max_failure_rate=options.max_failure_rate, replicate_range=replicate_range,
+                      scheduler_address=options.scheduler_address, describe_failure=describe)
+
+
+def phase_manifest(report: RunReport) -> dict[str, Any]:
+    """Manifest entries of a phase: shards with checksums, resume counts, chunk errors, warnings."""
+    return {"shards": report.shards, "resumed_chunks": report.resumed_chunks,
+            "computed_chunks": report.computed_chunks, "chunk_errors": report.chunk_errors,
+            "warnings": report.warnings}

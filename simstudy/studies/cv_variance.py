@@ -27,14 +27,14 @@ import sklearn
 from simstudy.inference import cv_t_test, variance_estimates_from_blocks, zero_spread
 from simstudy.learners import SklearnLearner, build_learner
 from simstudy.metrics import between_block_correlation, mean_summary, rejection_rate
-from simstudy.populations import Population, build_population
-from simstudy.records import concat_outputs, read_records, timing_by_condition, write_records
+from simstudy.populations import Population, ResidualPopulation, build_population
+from simstudy.records import read_records, timing_by_condition, write_records
 from simstudy.report import frame_to_markdown, table2_markdown
 from simstudy.report.figures import cv_variance_figures
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.runner import Chunk, plan_chunks, run_chunks
+from simstudy.runner import Chunk
 from simstudy.schemes import KFold
-from simstudy.studies.base import RunnerOptions, StudyOutput
+from simstudy.studies.base import RunnerOptions, StudyOutput, phase_manifest, run_phase
 
 __all__ = ["Condition", "CVVarianceWorker", "make_conditions", "aggregate", "execute", "write_reports", "THETAS"]
 
@@ -81,6 +81,9 @@ class CVVarianceWorker:
     def replicate(self, cond: Condition, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Residuals in fold blocks (K, m), fold labels, and fold models' exact errors (K,)."""
         rng = replicate_rng(self.seed, cond.key, r)
+        if isinstance(self.population, ResidualPopulation):  # residuals drawn directly, exact mean
+            blocks = self.population.residual_blocks(cond.K, cond.m, rng)
+            return blocks, np.repeat(np.arange(cond.K), cond.m), np.full(cond.K, self.population.mean)
         sample = self.population.sample(cond.n, rng)
         labels = KFold(cond.K).labels(cond.n, rng)
         X = self.learner.prepare(sample.X)
@@ -100,7 +103,7 @@ class CVVarianceWorker:
         cond = self.conditions[chunk.condition]
         R = chunk.size
         blocks = np.full((R, cond.K, cond.m), np.nan)
-        truth = np.full((R, cond.K), np.nan)
+        truth = np.full((R, cond.K), np.nan)  # stays NaN unless the truth is computed
         errors = [""] * R
         with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
             for j, r in enumerate(range(chunk.start, chunk.stop)):
@@ -119,7 +122,7 @@ class CVVarianceWorker:
             **{name: getattr(est, name) for name in THETAS},
             "fold_means": list(fold_means),
         })
-        if self.truth:
+        if self.truth or isinstance(self.population, ResidualPopulation):
             frame["true_error"] = truth.mean(axis=-1)
             frame["fold_true_errors"] = list(truth)
         frame["error"] = errors
@@ -194,23 +197,25 @@ def execute(cfg, run_dir: Path, options: RunnerOptions) -> StudyOutput:
     if study.truth and not population.has_exact_error:
         raise ValueError(f"study.truth=true needs exact errors, which population {population.name!r} "
                          "cannot give for this learner; set study.truth=false.")
-    learner = build_learner(cfg.learner)
+    learner = None if isinstance(population, ResidualPopulation) else build_learner(cfg.learner)
     conditions = make_conditions(study.sizes, study.K, population)
     worker = CVVarianceWorker(population, learner, conditions, int(study.seed), bool(study.truth), options.on_error)
-    chunks = plan_chunks([study.replicates] * len(conditions), options.chunk_size)
+    learner_name = learner.name if learner is not None else "none"
     log.info("population %s, learner %s, %d condition(s) x %d replicates -> %s",
-             population.name, learner.name, len(conditions), study.replicates, run_dir)
-    outputs = run_chunks(worker, chunks, n_jobs=options.n_jobs, backend=options.backend,
-                         progress=options.progress, desc=f"{study.name} {population.name}")
-    records = concat_outputs(outputs)
-    records.insert(0, "learner", learner.name)
+             population.name, learner_name, len(conditions), study.replicates, run_dir)
+    report = run_phase(worker, [study.replicates] * len(conditions), run_dir, options, phase="replicates",
+                       desc=f"{study.name} {population.name}",
+                       reproduce=lambda c, row: f"study.sizes=[{conditions[c].n}]")
+    records = report.records
+    records.insert(0, "learner", learner_name)
     records.insert(0, "population", population.name)
     write_records(records, run_dir / "replicates.parquet")
     summary, tests, figures = write_reports(run_dir, study, records)
-    timing = timing_by_condition(outputs)
+    timing = timing_by_condition(report.outputs)
     failed = records[records["error"] != ""]
     manifest = {
-        "population": population.describe(), "learner": learner.describe(), "chunks": len(chunks),
+        "population": population.describe(), "learner": learner.describe() if learner else None,
+        **phase_manifest(report),
         "conditions": [{"n": c.n, "K": c.K, "condition_key": c.key, "replicates": int(study.replicates),
                         "failed": int((failed["n"] == c.n).sum()), **timing.get(i, {})}
                        for i, c in enumerate(conditions)],

@@ -28,13 +28,13 @@ from simstudy.inference.error_functions import ERROR_FUNCTIONS
 from simstudy.learners.fisher import fisher_fit, predict_rules
 from simstudy.metrics import mean_summary
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
-from simstudy.records import concat_outputs, read_records, timing_by_condition, write_records
+from simstudy.records import read_records, timing_by_condition, write_records
 from simstudy.report.risk_figures import risk_estimate_figure
 from simstudy.report.tables import frame_to_markdown, markdown_table
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.runner import Chunk, plan_chunks, run_chunks
+from simstudy.runner import Chunk
 from simstudy.schemes import KFold
-from simstudy.studies.base import RunnerOptions, StudyOutput
+from simstudy.studies.base import RunnerOptions, StudyOutput, phase_manifest, run_phase
 
 log = logging.getLogger("simstudy")
 
@@ -269,25 +269,26 @@ def execute(cfg, run_dir: Path, options: RunnerOptions) -> StudyOutput:
     grid = [float(v) for v in as_list(study.bayes_error)]
     # phase 1: R_hat calibration over the family (its own random streams)
     cal_conditions = make_conditions(sizes, [float(v) for v in study.rhat_grid], purpose="rhat_calibration")
-    cal_outputs = run_chunks(OptimismWorker(cal_conditions, int(study.seed)),
-                             plan_chunks([study.rhat_calibration_replicates] * len(cal_conditions), options.chunk_size),
-                             n_jobs=options.n_jobs, backend=options.backend, progress=options.progress,
-                             desc="R_hat calibration")
-    calibration = concat_outputs(cal_outputs)
+    cal_report = run_phase(OptimismWorker(cal_conditions, int(study.seed)),
+                           [study.rhat_calibration_replicates] * len(cal_conditions), run_dir, options,
+                           phase="rhat_calibration", desc="R_hat calibration")
+    calibration = cal_report.records
     table = optimism_table(calibration, str(study.rhat_method), int(study.rhat_min_count))
     table.to_csv(run_dir / "rhat_bias.csv", index=False)
     # phase 2: the study's replicates
     conditions = make_conditions(sizes, grid)
     worker = FisherRiskWorker(conditions, int(study.seed), int(study.K), int(study.bootstrap))
-    chunks = plan_chunks([study.replicates] * len(conditions), options.chunk_size)
     log.info("nedelko_fisher: N=%s, %d Bayes errors x %d replicates -> %s", sizes, len(grid), study.replicates, run_dir)
-    outputs = run_chunks(worker, chunks, n_jobs=options.n_jobs, backend=options.backend,
-                         progress=options.progress, desc="nedelko_fisher")
-    records = concat_outputs(outputs)
+    report = run_phase(worker, [study.replicates] * len(conditions), run_dir, options, phase="replicates",
+                       desc="nedelko_fisher",
+                       reproduce=lambda c, row: (f"study.sample_size={conditions[c].sample_size} "
+                                                 f"study.bayes_error={conditions[c].bayes_error}"))
+    records = report.records
     write_records(records, run_dir / "replicates.parquet")
     summary, _, figures = write_reports(run_dir, study, records, table)
-    timing = timing_by_condition(outputs)
+    timing = timing_by_condition(report.outputs)
     manifest = {
+        **phase_manifest(report), "rhat_calibration_shards": phase_manifest(cal_report),
         "population": {"name": "logistic", "model": "x ~ N(0, I2), P(y=1|x) = sigmoid(alpha (x1 + x2))"},
         "learner": {"name": "fisher", "threshold": "empirical risk minimisation, tie -> closest to Fisher midpoint"},
         "rhat_calibration": {"method": str(study.rhat_method), "bayes_errors": list(study.rhat_grid),
