@@ -36,7 +36,18 @@ def test_every_population_composes(compose_config, population, letter_like_file)
     cfg = compose_config(*overrides)
     validate_config(cfg)
     pop = build_population(cfg.population)
-    assert pop.sample(10, __import__("numpy").random.default_rng(0)).X.shape[0] == 10
+    rng = __import__("numpy").random.default_rng(0)
+    if population == "gaussian_folds":
+        assert pop.residual_blocks(5, 2, rng).shape == (5, 2)
+    else:
+        assert pop.sample(10, rng).X.shape[0] == 10
+
+
+@pytest.mark.parametrize("sweep", _options("sweep"))
+def test_sweep_presets_compose(compose_config, sweep):
+    cfg = compose_config(f"sweep={sweep}")
+    validate_config(cfg)
+    assert cfg.runner.progress is False
 
 
 @pytest.mark.parametrize("runner", _options("runner"))

@@ -11,9 +11,9 @@ from simstudy.studies.cv_variance import CVVarianceWorker, aggregate, make_condi
 
 
 def _records(worker, replicates, n_jobs, chunk_size, backend="loky"):
-    chunks = plan_chunks([replicates] * len(worker.conditions), chunk_size)
-    outs = run_chunks(worker, chunks, n_jobs=n_jobs, backend=backend, progress=False)
-    return pd.concat([o.records for o in outs], ignore_index=True)
+    report = run_chunks(worker, [replicates] * len(worker.conditions), chunk_size=chunk_size, n_jobs=n_jobs,
+                        backend=backend, progress=False)
+    return report.records
 
 
 @pytest.fixture
@@ -107,3 +107,27 @@ def test_failing_replicates_are_recorded_not_dropped():
     w.on_error = "raise"
     with pytest.raises(RuntimeError, match="boom"):
         w(plan_chunks([5, 5], 5)[1])
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.3, 0.7])
+def test_gaussian_folds_study_checks_proposition2(rho):
+    """Through the whole study pipeline: rho_hat = rho has level alpha, rho_hat = 0 the analytic
+    rate P(|t_{K-1}| > t_crit sqrt(1 - rho)), Var(mu_hat) the exact theta, rho = gamma/theta."""
+    from scipy import stats
+
+    from simstudy.populations import GaussianFoldsPopulation
+
+    pop = GaussianFoldsPopulation(rho=rho, mean=0.25, sigma=2.0)
+    w = CVVarianceWorker(pop, None, make_conditions([40], 10, pop), seed=11, truth=False)
+    R = 4000
+    rec = _records(w, R, 1, 1000, "sequential")
+    summary, tests = aggregate(rec, 0.05, sorted({0.0, rho}), "auto")
+    assert summary.loc[0, "mu"] == 0.25 and summary.loc[0, "mu_source"] == "exact"
+    t = tests.set_index("rho_hat")
+    assert stats.binomtest(int(t.loc[rho, "rejections"]), R, 0.05).pvalue > 1e-3
+    t_crit = stats.t.ppf(0.975, 9)
+    analytic = 2 * stats.t.sf(t_crit * np.sqrt(1 - rho), 9)
+    assert stats.binomtest(int(t.loc[0.0, "rejections"]), R, analytic).pvalue > 1e-3
+    ratio = summary.loc[0, "theta"] / pop.theta(40)  # ~ chi2(R-1)/(R-1)
+    assert 2 * min(stats.chi2.cdf(ratio * (R - 1), R - 1), stats.chi2.sf(ratio * (R - 1), R - 1)) > 1e-3
+    assert abs(summary.loc[0, "rho"] - rho) < 4 * summary.loc[0, "rho_se"]

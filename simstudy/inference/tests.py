@@ -52,7 +52,7 @@ def _usual_t(fm: np.ndarray, mu0) -> np.ndarray:
     same = np.abs(diff) <= _ROUNDING * np.maximum(np.abs(mu_hat), np.abs(mu0))
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.sqrt(K * (K - 1)) * diff / np.sqrt(ss)
-    return np.where(flat, np.where(same, 0.0, np.sign(diff) * np.inf), t)
+        return np.where(flat, np.where(same, 0.0, np.sign(diff) * np.inf), t)
 
 
 def cv_t_test(fold_means, mu0=0.0, rho=0.0, alternative: str = "two-sided") -> TestResult:

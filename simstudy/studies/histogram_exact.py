@@ -72,7 +72,8 @@ def sample_probabilities(tables: SampleTables, p: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         logp = np.log(p)
     # 0 * log 0 = 0: a type of probability 0 contributes only when its count is 0
-    term = np.where(tables.counts[None, :, :] == 0, 0.0, tables.counts[None, :, :] * logp[:, None, :])
+    with np.errstate(invalid="ignore"):
+        term = np.where(tables.counts[None, :, :] == 0, 0.0, tables.counts[None, :, :] * logp[:, None, :])
     return np.exp(tables.log_coef[None, :] + term.sum(axis=-1))
 
 
