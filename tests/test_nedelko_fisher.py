@@ -5,6 +5,7 @@ import pytest
 from scipy import stats
 
 from simstudy.learners.fisher import erm_threshold, fisher_fit, predict_rules
+from simstudy.learners.fisher_reference import reference_estimates, reference_fit
 from simstudy.populations.synthetic import (
     LogisticPopulation, linear_rule_risk, linear_rule_risk_quad, logistic_alpha_for_bayes_error,
 )
@@ -14,56 +15,6 @@ from simstudy.studies.risk_estimates import (
 )
 
 
-# ------------------------------------------------------------------ a plain reference implementation
-def ref_fit(X, y):
-    """Fisher + ERM threshold for one training set, written the obvious way."""
-    if np.all(y == 1):
-        return np.zeros(2), -np.inf
-    if np.all(y == 0):
-        return np.zeros(2), np.inf
-    m1, m0 = X[y == 1].mean(0), X[y == 0].mean(0)
-    S = sum(((X[y == c] - m).T @ (X[y == c] - m)) / np.sum(y == c) for c, m in ((1, m1), (0, m0)))
-    d = m1 - m0
-    if abs(np.linalg.det(S)) > 1e-12:
-        w = np.linalg.solve(S, d)
-    else:
-        w = np.array([[S[1, 1], -S[0, 1]], [-S[1, 0], S[0, 0]]]) @ d
-        if np.linalg.norm(w) < 1e-12:
-            w = d
-    p = X @ w
-    u = np.unique(p)
-    candidates = np.concatenate([[-np.inf], (u[:-1] + u[1:]) / 2, [np.inf]])
-    errors = np.array([np.sum((p > c).astype(int) != y) for c in candidates])
-    best = errors.min()
-    finite = [c for c, e in zip(candidates, errors) if e == best and np.isfinite(c)]
-    mid = w @ (m1 + m0) / 2
-    if finite:
-        c = min(finite, key=lambda t: abs(t - mid))
-    else:
-        c = -np.inf if errors[0] == best else np.inf
-    return w, c
-
-
-def ref_estimates(X, y, folds, boot, K):
-    N = len(y)
-    pred = lambda w, c, Z: (Z @ w > c).astype(int)
-    w, c = ref_fit(X, y)
-    emp = np.mean(pred(w, c, X) != y)
-    loo = np.mean([pred(*ref_fit(np.delete(X, i, 0), np.delete(y, i)), X[i:i + 1])[0] != y[i] for i in range(N)])
-    kf = 0
-    for k in range(K):
-        test = folds == k
-        kf += np.sum(pred(*ref_fit(X[~test], y[~test]), X[test]) != y[test])
-    per_point = [[] for _ in range(N)]
-    for counts in boot:
-        idx = np.repeat(np.arange(N), counts.astype(int))
-        wb, cb = ref_fit(X[idx], y[idx])
-        for i in np.flatnonzero(counts == 0):
-            per_point[i].append(pred(wb, cb, X[i:i + 1])[0] != y[i])
-    err1 = np.mean([np.mean(v) for v in per_point if v])
-    return w, c, emp, loo, kf / N, err1
-
-
 def test_batched_kernel_equals_reference_implementation():
     conds = make_conditions([20], [0.1], purpose="test")
     worker = FisherRiskWorker(conds, seed=5, K=5, bootstrap=8)
@@ -71,12 +22,12 @@ def test_batched_kernel_equals_reference_implementation():
     pop = LogisticPopulation(0.1)
     X, y, folds, boot = _draw(conds[0], pop, 5, range(40), 5, 8)
     for j in range(40):
-        w, c, emp, loo, kf, err1 = ref_estimates(X[j], y[j], folds[j], boot[j], 5)
-        assert out.loc[j, "empirical"] == pytest.approx(emp)
-        assert out.loc[j, "loo"] == pytest.approx(loo)
-        assert out.loc[j, "kfold"] == pytest.approx(kf)
-        assert out.loc[j, "boot632"] == pytest.approx(0.368 * emp + 0.632 * err1)
-        assert out.loc[j, "true_risk"] == pytest.approx(linear_rule_risk(w, c, alpha=pop.alpha), abs=1e-12)
+        ref = reference_estimates(X[j], y[j], folds[j], boot[j])
+        assert out.loc[j, "empirical"] == pytest.approx(ref.empirical)
+        assert out.loc[j, "loo"] == pytest.approx(ref.loo)
+        assert out.loc[j, "kfold"] == pytest.approx(ref.kfold)
+        assert out.loc[j, "boot632"] == pytest.approx(0.368 * ref.empirical + 0.632 * ref.err1)
+        assert out.loc[j, "true_risk"] == pytest.approx(linear_rule_risk(ref.w, ref.c, alpha=pop.alpha), abs=1e-12)
 
 
 def test_degenerate_training_sets():
@@ -94,7 +45,7 @@ def test_degenerate_training_sets():
     # singular S (class 1 has one point): agrees with the reference's adjugate limit
     Xs = np.array([[[0.0, 0.0], [1.0, 0.0], [0.5, 2.0]]])
     r = fisher_fit(Xs, np.array([[0, 0, 1]]), np.ones((1, 1, 3)))
-    w, c = ref_fit(Xs[0], np.array([0, 0, 1]))
+    w, c = reference_fit(Xs[0], np.array([0, 0, 1]))
     np.testing.assert_allclose(r.w[0, 0], w)
     assert r.c[0, 0] == pytest.approx(c)
 

@@ -1,0 +1,189 @@
+"""Throughput of simstudy against a plain scikit-learn/NumPy + joblib loop doing the same work.
+
+Usage (from the project root):
+
+    python benchmarks/run.py                     # small workloads (about a minute each)
+    python benchmarks/run.py --workload fisher-n20-full --repeats 1
+    python benchmarks/run.py --list
+
+Each workload runs simstudy's path and the plain path alternately, ``--repeats`` times, in
+the same process, with the same ``--n-jobs``; it prints the median wall times, the ratio
+plain / simstudy, replicates per second per core, and a check that both computed the same
+numbers. Results are appended as JSON lines to ``results/benchmarks/benchmarks.jsonl``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+from joblib import Parallel, delayed
+
+ROOT = Path(__file__).resolve().parents[1]
+LETTER = ROOT.parent / "shared" / "data" / "letter-recognition.data"
+
+
+@dataclass
+class Workload:
+    name: str
+    description: str
+    replicates: int
+    simstudy: Callable[[int], float]  # n_jobs -> checksum
+    plain: Callable[[int], float]
+
+
+# ----------------------------------------------------------------------------- Nedelko / Fisher
+def _fisher_workload(name, sizes, bayes_errors, replicates, plain_replicates=None):
+    from simstudy.learners.fisher_reference import reference_estimates
+    from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
+    from simstudy.runner import run_chunks
+    from simstudy.studies.risk_estimates import FisherRiskWorker, _draw, make_conditions
+
+    conditions = make_conditions(sizes, bayes_errors, purpose="benchmark")
+    K, B = 5, 50
+    plain_R = plain_replicates or replicates
+
+    def simstudy_path(n_jobs):
+        worker = FisherRiskWorker(conditions, seed=1, K=K, bootstrap=B)
+        rec = run_chunks(worker, [replicates] * len(conditions), chunk_size=1000, n_jobs=n_jobs,
+                         progress=False).records
+        rec = rec[rec.replicate < plain_R]
+        return float(rec["loo"].sum() + rec["kfold"].sum() + rec["true_risk"].sum())
+
+    def one_sample(cond, r):
+        pop = LogisticPopulation(cond.bayes_error)
+        X, y, folds, boot = _draw(cond, pop, 1, range(r, r + 1), K, B)
+        ref = reference_estimates(X[0], y[0], folds[0], boot[0])
+        return ref.loo + ref.kfold + float(linear_rule_risk(ref.w, ref.c, alpha=pop.alpha))
+
+    def plain_path(n_jobs):
+        values = Parallel(n_jobs=n_jobs, batch_size=64)(delayed(one_sample)(c, r) for c in conditions
+                                                        for r in range(plain_R))
+        return float(np.sum(values))
+
+    total = replicates * len(conditions)
+    desc = (f"Nedelko Fisher, N={sizes}, {len(bayes_errors)} Bayes errors x {replicates} samples; "
+            f"LOO + 5-fold + empirical + B={B} bootstrap + exact risk"
+            + (f" (plain path on the first {plain_R} samples, time scaled)" if plain_R != replicates else ""))
+    w = Workload(name, desc, total, simstudy_path, plain_path)
+    w.plain_fraction = plain_R / replicates
+    return w
+
+
+# ----------------------------------------------------------------------------- Table 2 / trees
+def _table2_workload(name, sizes, replicates):
+    import sklearn
+    from sklearn.model_selection import PredefinedSplit, cross_val_score
+    from sklearn.tree import DecisionTreeClassifier
+
+    from simstudy.learners import SklearnLearner
+    from simstudy.populations import build_population
+    from simstudy.rng import replicate_rng
+    from simstudy.runner import run_chunks
+    from simstudy.schemes import KFold
+    from simstudy.studies.cv_variance import CVVarianceWorker, make_conditions
+
+    pop = build_population({"kind": "tabular", "name": "letter", "path": str(LETTER),
+                            "positive": list("ABCDEFGHIJKLM")})
+    conditions = make_conditions(sizes, 10, pop)
+
+    def simstudy_path(n_jobs):
+        worker = CVVarianceWorker(pop, SklearnLearner(DecisionTreeClassifier(), "tree"), conditions, 1, False)
+        rec = run_chunks(worker, [replicates] * len(conditions), chunk_size=100, n_jobs=n_jobs,
+                         progress=False).records
+        return float(rec["mu_hat"].sum())
+
+    def one_replicate(cond, r):
+        rng = replicate_rng(1, cond.key, r)
+        s = pop.sample(cond.n, rng)
+        labels = KFold(10).labels(cond.n, rng)
+        seed = int(rng.integers(0, 2**31 - 1))
+        scores = cross_val_score(DecisionTreeClassifier(random_state=seed), s.X, s.y, cv=PredefinedSplit(labels))
+        return 1 - scores.mean()
+
+    def plain_path(n_jobs):
+        with sklearn.config_context():
+            values = Parallel(n_jobs=n_jobs, batch_size=16)(delayed(one_replicate)(c, r) for c in conditions
+                                                            for r in range(replicates))
+        return float(np.sum(values))
+
+    desc = (f"Table 2 (Letter), 10-fold CV of a default DecisionTreeClassifier, n={sizes} x {replicates} "
+            "replicates; plain path: cross_val_score per replicate")
+    w = Workload(name, desc, replicates * len(conditions), simstudy_path, plain_path)
+    w.plain_fraction = 1.0
+    w.same_numbers = False  # different tie-breaking seeds per fit: compared statistically elsewhere
+    return w
+
+
+def workloads() -> dict[str, Callable[[], Workload]]:
+    grid = [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.48]
+    return {
+        "fisher-small": lambda: _fisher_workload("fisher-small", [20], [0.1, 0.3], 1000),
+        "fisher-n20-full": lambda: _fisher_workload("fisher-n20-full", [20], grid, 10000, plain_replicates=500),
+        "table2-small": lambda: _table2_workload("table2-small", [20, 400], 300),
+    }
+
+
+def _measure(fn, n_jobs):
+    start = time.perf_counter()
+    checksum = fn(n_jobs)
+    return time.perf_counter() - start, checksum
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workload", action="append", help="workload name (repeatable); default: the small ones")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--n-jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--output", default=str(ROOT / "results" / "benchmarks" / "benchmarks.jsonl"))
+    args = parser.parse_args(argv)
+    table = workloads()
+    if args.list:
+        for name in table:
+            print(name)
+        return
+    names = args.workload or [n for n in table if n.endswith("small")]
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        w = table[name]()
+        w.simstudy(args.n_jobs)  # warm-up: imports, numba compilation, worker start-up
+        times = {"simstudy": [], "plain": []}
+        sums = {}
+        for _ in range(args.repeats):  # alternate so that machine noise hits both alike
+            for path in ("simstudy", "plain"):
+                t, sums[path] = _measure(getattr(w, path), args.n_jobs)
+                times[path].append(t)
+        med_s = statistics.median(times["simstudy"])
+        med_p = statistics.median(times["plain"]) / w.plain_fraction
+        record = {
+            "workload": name, "description": w.description, "replicates": w.replicates, "n_jobs": args.n_jobs,
+            "repeats": args.repeats, "simstudy_s": times["simstudy"], "plain_s": times["plain"],
+            "plain_fraction": w.plain_fraction, "median_simstudy_s": med_s, "median_plain_s_full_equivalent": med_p,
+            "ratio_plain_over_simstudy": med_p / med_s,
+            "simstudy_replicates_per_s_per_core": w.replicates / med_s / args.n_jobs,
+            "plain_replicates_per_s_per_core": w.replicates / med_p / args.n_jobs,
+            "checksums": sums, "host": platform.node(), "python": platform.python_version(),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        }
+        with open(args.output, "a") as fh:
+            fh.write(json.dumps(record) + "\n")
+        print(f"\n{name}: {w.description}")
+        print(f"  simstudy: median {med_s:.2f} s   ({record['simstudy_replicates_per_s_per_core']:.0f} rep/s/core)")
+        print(f"  plain   : median {med_p:.2f} s   ({record['plain_replicates_per_s_per_core']:.1f} rep/s/core)"
+              + (f"  [measured on {w.plain_fraction:.0%} of the samples]" if w.plain_fraction < 1 else ""))
+        print(f"  ratio plain/simstudy: {med_p / med_s:.1f}x   n_jobs={args.n_jobs}, repeats={args.repeats}")
+        if getattr(w, "same_numbers", True):
+            same = np.isclose(sums["simstudy"], sums["plain"], rtol=1e-9)
+            print(f"  same numbers: {same} (checksums {sums['simstudy']:.10g} / {sums['plain']:.10g})")
+
+
+if __name__ == "__main__":
+    main()
