@@ -85,6 +85,9 @@ class LearnerConfig:
     estimator: Dict[str, Any] = MISSING
     #: Use ``check_input=False`` fits/predictions where the estimator supports them.
     fast_path: bool = True
+    #: "auto": simstudy's numba CART for DecisionTreeClassifier settings it reproduces, else
+    #: scikit-learn; "numba": require the numba tree; "sklearn": always scikit-learn.
+    engine: str = "auto"
 
 
 # ----------------------------------------------------------------------------- studies
@@ -308,6 +311,15 @@ def _validate_learner(learner: DictConfig) -> None:
             estimator._validate_params()
         except Exception as exc:
             _fail("learner.estimator", OmegaConf.to_container(est, resolve=True), str(exc))
+    engine = learner.get("engine", "auto")
+    if engine not in ("auto", "numba", "sklearn"):
+        _fail("learner.engine", engine, "choose auto, numba or sklearn.")
+    if engine == "numba":
+        from simstudy.learners.cart import supported_tree_params
+
+        ok, why = supported_tree_params(estimator)
+        if not ok:
+            _fail("learner.engine", engine, f"the numba tree cannot reproduce this estimator ({why}); use auto or sklearn.")
 
 
 def _validate_population(population: DictConfig) -> None:

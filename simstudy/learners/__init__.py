@@ -1,9 +1,41 @@
 """Learners: turn a training sample into fitted models and residuals."""
+from __future__ import annotations
+
+import logging
+
+from simstudy.learners.cart import CartLearner, supported_tree_params
+from simstudy.learners.linear import BatchedLDA, BatchedRidge, batched_linear_learner
 from simstudy.learners.sklearn import ConstantClassifier, SklearnLearner
 
-__all__ = ["ConstantClassifier", "SklearnLearner", "build_learner"]
+__all__ = ["BatchedLDA", "BatchedRidge", "CartLearner", "ConstantClassifier", "SklearnLearner", "build_learner"]
+
+log = logging.getLogger("simstudy")
+ENGINES = ("auto", "numba", "sklearn")
 
 
-def build_learner(cfg) -> SklearnLearner:
-    """Instantiate the learner described by a ``learner`` config node."""
-    return SklearnLearner.from_config(cfg)
+def build_learner(cfg):
+    """Instantiate the learner described by a ``learner`` config node.
+
+    ``learner.engine``: ``"auto"`` (default) uses a fast kernel when one reproduces the
+    estimator (simstudy's numba CART for ``DecisionTreeClassifier``, the batched linear kernels
+    for ``RidgeClassifier`` and ``LinearDiscriminantAnalysis(solver="lsqr"|"eigen")``) and
+    scikit-learn otherwise (saying so once in the log); ``"numba"`` requires a fast kernel;
+    ``"sklearn"`` always uses scikit-learn.
+    """
+    sk = SklearnLearner.from_config(cfg)
+    engine = cfg.get("engine", "auto")
+    if engine == "sklearn":
+        return sk
+    ok, why = supported_tree_params(sk.template)
+    if ok:
+        return CartLearner(sk.template, name=sk.name)
+    batched, why_linear = batched_linear_learner(sk.template, sk.name)
+    if batched is not None:
+        return batched
+    if engine == "numba":
+        raise ValueError(f"learner.engine=numba cannot reproduce this estimator ({why}; {why_linear}); "
+                         "use learner.engine=auto or sklearn.")
+    if type(sk.template).__name__ in ("DecisionTreeClassifier", "RidgeClassifier", "LinearDiscriminantAnalysis"):
+        log.info("learner %s: no fast kernel reproduces these settings (%s); using scikit-learn", sk.name,
+                 why if "Tree" in type(sk.template).__name__ else why_linear)
+    return sk

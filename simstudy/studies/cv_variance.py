@@ -99,20 +99,57 @@ class CVVarianceWorker:
                     lambda Z, model=model: self.learner.predict(model, Z), dtype=self.learner.dtype)
         return blocks, labels, fold_truth
 
+    def batched_chunk(self, cond: Condition, chunk: Chunk, blocks, truth, errors) -> None:
+        """All folds of all replicates of the chunk at once (chunk-level linear kernels).
+
+        Draws exactly the samples and fold assignments of :meth:`replicate` (same streams).
+        """
+        R, n, K = chunk.size, cond.n, cond.K
+        X, y, labels = [], [], []
+        for r in range(chunk.start, chunk.stop):
+            rng = replicate_rng(self.seed, cond.key, r)
+            sample = self.population.sample(n, rng)
+            X.append(sample.X)
+            y.append(sample.y)
+            labels.append(KFold(K).labels(n, rng))
+        X, y, labels = np.asarray(X, dtype=float), np.asarray(y), np.asarray(labels)
+        rules = self.learner.fold_rules(X, y, labels, K)
+        own = np.take_along_axis(rules.decision(X), labels[:, None, :], axis=1)[:, 0, :]   # (R, n)
+        loss = ((own > 0).astype(int) != y).astype(float)
+        order = np.argsort(labels, axis=1, kind="stable")
+        blocks[:] = np.take_along_axis(loss, order, axis=1).reshape(R, K, cond.m)
+        if self.truth:
+            Xp, yp = self.population.features(np.float64), self.population.y
+            W, b = rules.w.reshape(R * K, -1), rules.b.reshape(R * K)
+            err = np.empty(R * K)
+            for s in range(0, R * K, 64):  # blocks of rules keep memory at N x 64 floats
+                dec = Xp @ W[s:s + 64].T + b[s:s + 64]
+                err[s:s + 64] = np.mean((dec > 0).astype(int) != yp[:, None], axis=0)
+            truth[:] = err.reshape(R, K)
+
     def __call__(self, chunk: Chunk) -> pd.DataFrame:
         cond = self.conditions[chunk.condition]
         R = chunk.size
         blocks = np.full((R, cond.K, cond.m), np.nan)
         truth = np.full((R, cond.K), np.nan)  # stays NaN unless the truth is computed
         errors = [""] * R
-        with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
-            for j, r in enumerate(range(chunk.start, chunk.stop)):
-                try:
-                    blocks[j], _, truth[j] = self.replicate(cond, r)
-                except Exception as exc:  # recorded, never dropped; see runner.on_error
-                    if self.on_error == "raise":
-                        raise
-                    errors[j] = f"{type(exc).__name__}: {exc}"
+        if getattr(self.learner, "batched", False):
+            try:
+                self.batched_chunk(cond, chunk, blocks, truth, errors)
+            except Exception as exc:  # the whole chunk fails together: every replicate records it
+                if self.on_error == "raise":
+                    raise
+                blocks[:], truth[:] = np.nan, np.nan
+                errors = [f"{type(exc).__name__}: {exc}"] * R
+        else:
+            with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+                for j, r in enumerate(range(chunk.start, chunk.stop)):
+                    try:
+                        blocks[j], _, truth[j] = self.replicate(cond, r)
+                    except Exception as exc:  # recorded, never dropped; see runner.on_error
+                        if self.on_error == "raise":
+                            raise
+                        errors[j] = f"{type(exc).__name__}: {exc}"
         est = variance_estimates_from_blocks(blocks)
         fold_means = blocks.mean(axis=-1)
         frame = pd.DataFrame({
@@ -198,6 +235,9 @@ def execute(cfg, run_dir: Path, options: RunnerOptions) -> StudyOutput:
         raise ValueError(f"study.truth=true needs exact errors, which population {population.name!r} "
                          "cannot give for this learner; set study.truth=false.")
     learner = None if isinstance(population, ResidualPopulation) else build_learner(cfg.learner)
+    if getattr(learner, "batched", False) and set(np.unique(getattr(population, "y", [0, 1]))) - {0, 1}:
+        log.info("learner %s: the batched linear kernel needs binary labels; using scikit-learn", learner.name)
+        learner = build_learner({**cfg.learner, "engine": "sklearn"})
     conditions = make_conditions(study.sizes, study.K, population)
     worker = CVVarianceWorker(population, learner, conditions, int(study.seed), bool(study.truth), options.on_error)
     learner_name = learner.name if learner is not None else "none"

@@ -1,0 +1,168 @@
+"""Chunk-level kernels for linear classifiers: all folds of all replicates in one go.
+
+The runner hands a kernel a chunk of replicates; every (replicate, fold) training set is then
+described by class sums computed once per replicate and downdated by the fold's sums, and
+all the small linear systems are solved together with batched linear algebra. Binary labels
+{0, 1} only.
+
+Emulated estimators (same decision rule as scikit-learn's, checked in the tests):
+
+- ``RidgeClassifier(alpha >= 0)`` (``alpha = 0`` is least squares): targets -1/+1, centred
+  features and targets, w = (Xc'Xc + alpha I)^-1 Xc'yc, intercept = mean(y) - mean(x).w;
+  predict 1 iff x.w + intercept > 0. With alpha = 0 and a singular Xc'Xc (collinear features,
+  fewer points than features) we return the minimum-norm least-squares solution; scikit-learn's
+  Cholesky path then returns a numerically arbitrary one, so the two can differ there.
+- ``LinearDiscriminantAnalysis(solver="lsqr", no shrinkage)``: class means m_k,
+  priors pi_k = n_k / n, pooled covariance S = sum_k pi_k S_k with S_k the biased class
+  covariance; coef_k = S^+ m_k (minimum norm), intercept_k = -m_k.coef_k / 2 + log pi_k;
+  predict 1 iff the class-1 score exceeds the class-0 score.
+
+A training fold holding one class gives the constant rule predicting it (w = 0, intercept
++-1), as for the other learners.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["LinearRuleBatch", "BatchedRidge", "BatchedLDA", "batched_linear_learner"]
+
+
+@dataclass(frozen=True)
+class LinearRuleBatch:
+    """Rules "predict 1 iff x.w + b > 0" of shape (R, K)."""
+
+    w: np.ndarray  # (R, K, p)
+    b: np.ndarray  # (R, K)
+
+    def decision(self, X: np.ndarray) -> np.ndarray:
+        """Decision values (R, K, M) of every rule on X (R, M, p)."""
+        return np.einsum("rkp,rmp->rkm", self.w, X) + self.b[..., None]
+
+
+def _fold_sums(Xc: np.ndarray, y: np.ndarray, labels: np.ndarray, K: int):
+    """Training-fold indicator weights (R, K, n) and class counts (R, K) per fold.
+
+    Callers centre X per replicate first, which keeps the Gram matrices well conditioned.
+    """
+    onehot = (labels[:, None, :] == np.arange(K)[None, :, None]).astype(float)    # (R, K, n)
+    train = 1.0 - onehot
+    n1 = np.einsum("rkn,rn->rk", train, (y == 1).astype(float))
+    n0 = train.sum(-1) - n1
+    return train, n0, n1
+
+
+def _constant_rules(w, b, n0, n1):
+    only1 = (n0 == 0) & (n1 > 0)
+    only0 = n1 == 0
+    w = np.where((only1 | only0)[..., None], 0.0, w)
+    b = np.where(only1, 1.0, np.where(only0, -1.0, b))
+    return w, b
+
+
+def _pinv_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Minimum-norm least-squares solution of A x = B for stacks of symmetric A."""
+    return np.einsum("...ij,...j->...i", np.linalg.pinv(A, rcond=np.finfo(float).eps * A.shape[-1], hermitian=True), B)
+
+
+class BatchedRidge:
+    """RidgeClassifier emulation (see module docstring); ``alpha = 0`` is least squares."""
+
+    batched = True
+    dtype = np.float64
+
+    def __init__(self, alpha: float = 1.0, name: str = "ridge"):
+        self.alpha = float(alpha)
+        self.name = name
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "estimator": "RidgeClassifier", "engine": "simstudy batched linear",
+                "alpha": self.alpha}
+
+    def fold_rules(self, X: np.ndarray, y: np.ndarray, labels: np.ndarray, K: int) -> LinearRuleBatch:
+        """Rules (R, K) fitted on each replicate's training folds (all but fold k)."""
+        xbar = X.mean(axis=1)
+        X = X - xbar[:, None, :]
+        t = 2.0 * (y == 1) - 1.0                                                    # -1 / +1 targets
+        train, n0, n1 = _fold_sums(X, y, labels, K)
+        n = train.sum(-1)                                                           # (R, K)
+        mx = np.einsum("rkn,rnp->rkp", train, X) / n[..., None]
+        my = np.einsum("rkn,rn->rk", train, t) / n
+        gram = np.einsum("rkn,rnp,rnq->rkpq", train, X, X) - n[..., None, None] * mx[..., :, None] * mx[..., None, :]
+        xty = np.einsum("rkn,rnp,rn->rkp", train, X, t) - n[..., None] * mx * my[..., None]
+        p = X.shape[-1]
+        if self.alpha > 0:
+            w = np.linalg.solve(gram + self.alpha * np.eye(p), xty[..., None])[..., 0]
+        else:
+            w = _pinv_solve(gram, xty)
+        b = my - np.einsum("rkp,rkp->rk", mx, w)
+        return _raw_coordinates(w, b, xbar, n0, n1)
+
+
+class BatchedLDA:
+    """LinearDiscriminantAnalysis (lsqr solver, no shrinkage) emulation."""
+
+    batched = True
+    dtype = np.float64
+
+    def __init__(self, name: str = "lda"):
+        self.name = name
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "estimator": "LinearDiscriminantAnalysis", "engine": "simstudy batched linear"}
+
+    def fold_rules(self, X: np.ndarray, y: np.ndarray, labels: np.ndarray, K: int) -> LinearRuleBatch:
+        """Rules (R, K) fitted on each replicate's training folds (all but fold k)."""
+        xbar = X.mean(axis=1)
+        X = X - xbar[:, None, :]
+        train, n0, n1 = _fold_sums(X, y, labels, K)
+        n = n0 + n1
+        coefs, intercepts = [], []
+        scatter = 0.0
+        means = {}
+        for label, count in ((0, n0), (1, n1)):
+            wts = train * (y == label)[:, None, :]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                m = np.einsum("rkn,rnp->rkp", wts, X) / count[..., None]
+            m = np.nan_to_num(m)
+            means[label] = m
+            scatter = scatter + (np.einsum("rkn,rnp,rnq->rkpq", wts, X, X)
+                                 - count[..., None, None] * m[..., :, None] * m[..., None, :])
+        cov = scatter / n[..., None, None]                  # sum_k (n_k/n) S_k, S_k biased
+        for label, count in ((0, n0), (1, n1)):
+            coef = _pinv_solve(cov, means[label])
+            with np.errstate(divide="ignore"):
+                intercepts.append(-0.5 * np.einsum("rkp,rkp->rk", means[label], coef) + np.log(count / n))
+            coefs.append(coef)
+        w = coefs[1] - coefs[0]
+        b = intercepts[1] - intercepts[0]
+        return _raw_coordinates(w, np.nan_to_num(b), xbar, n0, n1)
+
+
+def _raw_coordinates(w, b, xbar, n0, n1) -> LinearRuleBatch:
+    """Rules fitted on features centred by xbar (R, p), expressed on the raw features;
+    single-class folds become constant rules."""
+    b = b - np.einsum("rp,rkp->rk", xbar, w)
+    w, b = _constant_rules(w, b, n0, n1)
+    return LinearRuleBatch(w, b)
+
+
+def batched_linear_learner(estimator, name: str):
+    """The batched kernel reproducing ``estimator``, or (None, reason) when there is none."""
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.linear_model import RidgeClassifier
+
+    params = estimator.get_params(deep=False)
+    if type(estimator) is RidgeClassifier:
+        ok = (params["fit_intercept"] and params["class_weight"] is None and params["solver"] in ("auto", "cholesky", "svd")
+              and not params.get("positive", False))
+        return (BatchedRidge(params["alpha"], name), "") if ok else (None, "RidgeClassifier settings")
+    if type(estimator) is LinearDiscriminantAnalysis:
+        # lsqr's lstsq is the minimum-norm solution, like ours; eigen needs a positive definite
+        # within-class covariance (it fails where ours would not), svd truncates by a tolerance
+        ok = (params["solver"] == "lsqr" and params["shrinkage"] is None and params["priors"] is None
+              and params.get("covariance_estimator") is None)
+        return (BatchedLDA(name), "") if ok else (None, f"LDA solver={params['solver']!r} / shrinkage / priors")
+    return None, f"{type(estimator).__name__} has no batched kernel"
