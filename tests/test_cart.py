@@ -2,7 +2,6 @@
 import logging
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 from sklearn.tree import DecisionTreeClassifier
