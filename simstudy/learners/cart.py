@@ -5,7 +5,8 @@ criterion "gini", "entropy" or "log_loss", any ``max_depth``, ``min_samples_spli
 ``min_samples_leaf``, ``max_features=None``, no weights) much faster on the small training sets
 of simulation studies:
 
-- Each feature is pre-ranked once per fit (its distinct training values, sorted); a node then
+- Each feature is ranked once per sample (its distinct values, sorted; training folds reuse the
+  sample's ranks, where absent values are empty ranks); a node then
   finds its best split on that feature from class counts per rank, gathered in one pass
   (O(node size + number of distinct values)), or by sorting the node's ranks when the node is
   small compared with the number of distinct values. Both are exact.
@@ -33,7 +34,7 @@ from typing import Any
 import numba
 import numpy as np
 
-__all__ = ["CartTree", "CartLearner", "fit_cart", "predict_cart", "supported_tree_params"]
+__all__ = ["CartTree", "CartLearner", "RankedFeatures", "fit_cart", "predict_cart", "supported_tree_params"]
 
 _FEATURE_THRESHOLD = 1e-7
 _EPSILON = np.finfo(np.float64).eps
@@ -87,8 +88,9 @@ def _proxy(left, n_left, right, n_right, criterion):
 
 @numba.njit(cache=True)
 def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split, min_leaf, seed):
-    n, p = ranks.shape
+    p, n = ranks.shape
     np.random.seed(seed)
+    features = np.arange(p)
     cap = 2 * n + 1
     feature = np.full(cap, -1, np.int64)
     threshold = np.zeros(cap)
@@ -132,11 +134,14 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
         best_feature = -1
         best_rank = -1  # split: rank <= best_rank goes left
         best_thr = 0.0
-        for f in np.random.permutation(p):
+        for a in range(p - 1, 0, -1):  # Fisher-Yates: a uniformly random feature order per node
+            b = np.random.randint(0, a + 1)
+            features[a], features[b] = features[b], features[a]
+        for f in features:
             nv = n_values[f]
             if m * 8 < nv:  # small node: sort its ranks
                 for i in range(m):
-                    order_buf[i] = ranks[samples[start + i], f]
+                    order_buf[i] = ranks[f, samples[start + i]]
                 idx = np.argsort(order_buf[:m], kind="mergesort")
                 left_counts[:] = 0.0
                 n_left = 0
@@ -166,7 +171,7 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
                 hi = -1
                 for i in range(start, end):
                     s = samples[i]
-                    r = ranks[s, f]
+                    r = ranks[f, s]
                     hist[r, y[s]] += 1.0
                     if r < lo:
                         lo = r
@@ -202,7 +207,7 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
         # partition samples[start:end]: rank <= best_rank to the left
         i, j = start, end - 1
         while i <= j:
-            if ranks[samples[i], best_feature] <= best_rank:
+            if ranks[best_feature, samples[i]] <= best_rank:
                 i += 1
             else:
                 samples[i], samples[j] = samples[j], samples[i]
@@ -234,24 +239,52 @@ def _predict(X, feature, threshold, left, right, leaf_class, out):
 
 @numba.njit(cache=True)
 def _rank_features(X, ranks, values, n_values):
+    """ranks[f, i] = rank of X[i, f] among the distinct values of feature f (sorted)."""
     n, p = X.shape
     for f in range(p):
-        order = np.argsort(X[:, f], kind="mergesort")
-        k = -1
-        last = np.nan
-        for j in range(n):
-            v = X[order[j], f]
-            if k < 0 or v != last:
-                k += 1
-                values[f, k] = v
-                last = v
-            ranks[order[j], f] = k
-        n_values[f] = k + 1
+        distinct = np.unique(X[:, f])
+        k = distinct.shape[0]
+        for j in range(k):
+            values[f, j] = distinct[j]
+        n_values[f] = k
+        for i in range(n):
+            ranks[f, i] = np.searchsorted(distinct, X[i, f])
 
 
-def fit_cart(X: np.ndarray, y: np.ndarray, seed: int, criterion: str = "gini", max_depth: int | None = None,
+@dataclass(frozen=True)
+class RankedFeatures:
+    """Features with their per-feature ranks, computed once for a sample.
+
+    Row subsets (``ranked[mask]``) keep the sample's ranks: a rank whose value is absent from
+    a subset is simply empty there, so training folds need no re-ranking.
+    """
+
+    X: np.ndarray          # (n, p) float32
+    ranks: np.ndarray      # (p, n) int32
+    values: np.ndarray     # (p, n) distinct values per feature, ascending
+    n_values: np.ndarray   # (p,)
+
+    @classmethod
+    def from_array(cls, X: np.ndarray) -> "RankedFeatures":
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        n, p = X.shape
+        ranks = np.empty((p, n), np.int32)
+        values = np.empty((p, max(n, 1)), np.float64)
+        n_values = np.empty(p, np.int64)
+        _rank_features(X, ranks, values, n_values)
+        return cls(X, ranks, values, n_values)
+
+    def __getitem__(self, rows) -> "RankedFeatures":
+        return RankedFeatures(self.X[rows], np.ascontiguousarray(self.ranks[:, rows]), self.values, self.n_values)
+
+    @property
+    def shape(self):
+        return self.X.shape
+
+
+def fit_cart(X, y: np.ndarray, seed: int, criterion: str = "gini", max_depth: int | None = None,
              min_samples_split: int = 2, min_samples_leaf: int = 1) -> CartTree:
-    """Grow a tree on float32 features X (n, p) and labels y (n,).
+    """Grow a tree on features X (n, p) (an array, or :class:`RankedFeatures`) and labels y (n,).
 
     Parameters
     ----------
@@ -260,23 +293,19 @@ def fit_cart(X: np.ndarray, y: np.ndarray, seed: int, criterion: str = "gini", m
     criterion : {"gini", "entropy", "log_loss"}
     max_depth, min_samples_split, min_samples_leaf : as in scikit-learn (integers).
     """
-    X = np.ascontiguousarray(X, dtype=np.float32)
+    ranked = X if isinstance(X, RankedFeatures) else RankedFeatures.from_array(X)
     classes, y_enc = np.unique(y, return_inverse=True)
-    n, p = X.shape
-    ranks = np.empty((n, p), np.int64)
-    values = np.empty((p, n), np.float64)
-    n_values = np.empty(p, np.int64)
-    _rank_features(X, ranks, values, n_values)
     crit = _GINI if criterion == "gini" else _ENTROPY
+    ranks, values, n_values = ranked.ranks, ranked.values, ranked.n_values
     out = _grow(ranks, values, n_values, y_enc.astype(np.int64), len(classes), crit,
                 -1 if max_depth is None else int(max_depth), int(min_samples_split), int(min_samples_leaf),
                 int(seed) % (2**32 - 1))
     return CartTree(*out, classes=classes)
 
 
-def predict_cart(tree: CartTree, X: np.ndarray) -> np.ndarray:
-    """Predicted labels of X (float32 features)."""
-    X = np.ascontiguousarray(X, dtype=np.float32)
+def predict_cart(tree: CartTree, X) -> np.ndarray:
+    """Predicted labels of X (float32 features, or :class:`RankedFeatures`)."""
+    X = X.X if isinstance(X, RankedFeatures) else np.ascontiguousarray(X, dtype=np.float32)
     out = np.empty(X.shape[0], np.int64)
     _predict(X, tree.feature, tree.threshold, tree.left, tree.right, tree.leaf_class, out)
     return tree.classes[out]
@@ -335,8 +364,9 @@ class CartLearner:
         return {"name": self.name, "estimator": "DecisionTreeClassifier", "engine": "simstudy numba CART",
                 "params": {k: repr(v) for k, v in self.template.get_params(deep=False).items()}}
 
-    def prepare(self, X: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(X, dtype=np.float32)
+    def prepare(self, X: np.ndarray) -> RankedFeatures:
+        """Rank the sample's features once; folds are row subsets of the result."""
+        return RankedFeatures.from_array(X)
 
     def fit(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> CartTree:
         seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else int(rng.integers(0, 2**31 - 1))
