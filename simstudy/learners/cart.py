@@ -34,7 +34,8 @@ from typing import Any
 import numba
 import numpy as np
 
-__all__ = ["CartTree", "CartLearner", "RankedFeatures", "fit_cart", "predict_cart", "supported_tree_params"]
+__all__ = ["CartTree", "CartLearner", "RankedFeatures", "fit_cart", "population_errors", "predict_cart",
+           "supported_tree_params"]
 
 _FEATURE_THRESHOLD = 1e-7
 _EPSILON = np.finfo(np.float64).eps
@@ -303,6 +304,37 @@ def fit_cart(X, y: np.ndarray, seed: int, criterion: str = "gini", max_depth: in
     return CartTree(*out, classes=classes)
 
 
+@numba.njit(cache=True)
+def _count_errors(X, y, feature, threshold, left, right, leaf_label):
+    """Number of rows of X whose leaf label differs from y (no intermediate arrays)."""
+    errors = 0
+    for i in range(X.shape[0]):
+        node = 0
+        while left[node] >= 0:
+            if X[i, feature[node]] <= threshold[node]:
+                node = left[node]
+            else:
+                node = right[node]
+        if leaf_label[node] != y[i]:
+            errors += 1
+    return errors
+
+
+def population_errors(trees: list[CartTree], X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Error rates of several trees on the same data (e.g. a finite population).
+
+    Parameters
+    ----------
+    trees : list of CartTree (integer class labels)
+    X : ndarray (N, p), converted to float32 (the dtype the trees were grown on)
+    y : ndarray (N,) integer labels
+    """
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    return np.array([_count_errors(X, y, t.feature, t.threshold, t.left, t.right,
+                                   t.classes[t.leaf_class].astype(np.int64)) for t in trees]) / len(y)
+
+
 def predict_cart(tree: CartTree, X) -> np.ndarray:
     """Predicted labels of X (float32 features, or :class:`RankedFeatures`)."""
     X = X.X if isinstance(X, RankedFeatures) else np.ascontiguousarray(X, dtype=np.float32)
@@ -374,3 +406,7 @@ class CartLearner:
 
     def predict(self, model: CartTree, X: np.ndarray) -> np.ndarray:
         return predict_cart(model, X)
+
+    def errors_on(self, models: list[CartTree], X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Error rates of several fitted trees on (X, y) in one pass (exact truth on a population)."""
+        return population_errors(models, X, y)

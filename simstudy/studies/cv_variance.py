@@ -90,13 +90,21 @@ class CVVarianceWorker:
         y = sample.y
         blocks = np.empty((cond.K, cond.m))
         fold_truth = np.full(cond.K, np.nan)
+        models = []
         for k in range(cond.K):
             test = labels == k
             model = self.learner.fit(X[~test], y[~test], rng)
             blocks[k] = self.learner.predict(model, X[test]) != y[test]  # 0-1 loss
-            if self.truth:
-                fold_truth[k] = self.population.exact_error(
-                    lambda Z, model=model: self.learner.predict(model, Z), dtype=self.learner.dtype)
+            models.append(model)
+        if self.truth:
+            if hasattr(self.learner, "errors_on") and hasattr(self.population, "y"):
+                # all fold models in one pass over the finite population
+                fold_truth[:] = self.learner.errors_on(models, self.population.features(self.learner.dtype),
+                                                       self.population.y)
+            else:
+                for k, model in enumerate(models):
+                    fold_truth[k] = self.population.exact_error(
+                        lambda Z, model=model: self.learner.predict(model, Z), dtype=self.learner.dtype)
         return blocks, labels, fold_truth
 
     def batched_chunk(self, cond: Condition, chunk: Chunk, blocks, truth, errors) -> None:
