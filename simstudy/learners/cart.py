@@ -77,6 +77,8 @@ def _impurity(counts, n, criterion):
 
 @numba.njit(cache=True)
 def _proxy(left, n_left, right, n_right, criterion):
+    if criterion == _GINI and left.shape[0] == 2:
+        return (left[0] * left[0] + left[1] * left[1]) / n_left + (right[0] * right[0] + right[1] * right[1]) / n_right
     if criterion == _GINI:
         sl = 0.0
         sr = 0.0
@@ -116,6 +118,7 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
     left_counts = np.zeros(n_classes)
     right_counts = np.zeros(n_classes)
     order_buf = np.empty(n, np.int64)
+    ybuf = np.empty(n, np.int64)
     while top > 0:
         top -= 1
         start, end, depth, node = st_start[top], st_end[top], st_depth[top], st_node[top]
@@ -131,6 +134,8 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
         impurity = _impurity(node_counts, m, criterion)
         if m < min_split or m < 2 * min_leaf or impurity <= _EPSILON or (max_depth >= 0 and depth >= max_depth):
             continue
+        for i in range(m):  # the node's labels, gathered once for all features
+            ybuf[i] = y[samples[start + i]]
         best_proxy = -np.inf
         best_feature = -1
         best_rank = -1  # split: rank <= best_rank goes left
@@ -147,8 +152,7 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
                 left_counts[:] = 0.0
                 n_left = 0
                 for j in range(m - 1):
-                    s = samples[start + idx[j]]
-                    left_counts[y[s]] += 1.0
+                    left_counts[ybuf[idx[j]]] += 1.0
                     n_left += 1
                     r0 = order_buf[idx[j]]
                     r1 = order_buf[idx[j + 1]]
@@ -170,10 +174,10 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
             else:  # histogram of class counts per rank
                 lo = nv
                 hi = -1
-                for i in range(start, end):
-                    s = samples[i]
-                    r = ranks[f, s]
-                    hist[r, y[s]] += 1.0
+                frow = ranks[f]
+                for i in range(m):
+                    r = frow[samples[start + i]]
+                    hist[r, ybuf[i]] += 1.0
                     if r < lo:
                         lo = r
                     if r > hi:
@@ -243,6 +247,30 @@ def _rank_features(X, ranks, values, n_values):
     """ranks[f, i] = rank of X[i, f] among the distinct values of feature f (sorted)."""
     n, p = X.shape
     for f in range(p):
+        lo = X[0, f]
+        hi = X[0, f]
+        integral = True
+        for i in range(n):
+            v = X[i, f]
+            lo = min(lo, v)
+            hi = max(hi, v)
+            if v != math.floor(v):
+                integral = False
+        if integral and hi - lo < 65536:  # small integers: counting instead of sorting
+            span = int(hi - lo) + 1
+            code = np.full(span, -1, np.int64)
+            for i in range(n):
+                code[int(X[i, f] - lo)] = 0
+            k = 0
+            for j in range(span):
+                if code[j] == 0:
+                    code[j] = k
+                    values[f, k] = lo + j
+                    k += 1
+            n_values[f] = k
+            for i in range(n):
+                ranks[f, i] = code[int(X[i, f] - lo)]
+            continue
         distinct = np.unique(X[:, f])
         k = distinct.shape[0]
         for j in range(k):
