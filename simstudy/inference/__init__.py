@@ -8,7 +8,18 @@ from simstudy.inference.results import (
     TestResult,
     VarianceEstimates,
 )
-from simstudy.inference.tests import cv_t_test, rho_alpha, zero_spread
+from simstudy.inference.intervals import binomial_interval, clt_interval, clt_test, cv_clt_sigma, holdout_interval
+from simstudy.inference.tests import (
+    combined_f_test_5x2cv,
+    corrected_repeated_kfold_t_test,
+    corrected_resampled_t_test,
+    cv_t_test,
+    mcnemar_test,
+    paired_t_test_5x2cv,
+    rho_alpha,
+    two_proportion_z_test,
+    zero_spread,
+)
 from simstudy.inference.variance import (
     block_residuals,
     quadratic_forms,
@@ -18,6 +29,17 @@ from simstudy.inference.variance import (
 )
 
 __all__ = [
+    "binomial_interval",
+    "clt_interval",
+    "clt_test",
+    "combined_f_test_5x2cv",
+    "corrected_repeated_kfold_t_test",
+    "corrected_resampled_t_test",
+    "cv_clt_sigma",
+    "holdout_interval",
+    "mcnemar_test",
+    "paired_t_test_5x2cv",
+    "two_proportion_z_test",
     "ConfidenceInterval",
     "QuadraticForms",
     "TestResult",

@@ -54,8 +54,28 @@ class TestResult:
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
-    """A confidence interval ``[low, high]`` at confidence level ``1 - alpha``."""
+    """A confidence interval ``[low, high]`` at confidence level ``1 - alpha``.
 
+    Attributes
+    ----------
+    estimate : float or ndarray
+        The point estimate the interval is built around (for asymmetric intervals, such as
+        Wilson's, it need not be the midpoint).
+    low, high : float or ndarray
+    alpha : float
+    method : str
+        How the interval was built.
+    se : float or ndarray
+        The standard error used (``nan`` for intervals not of the form estimate +- q se).
+    """
+
+    estimate: np.ndarray | float
     low: np.ndarray | float
     high: np.ndarray | float
     alpha: float
+    method: str = ""
+    se: np.ndarray | float = float("nan")
+
+    @property
+    def width(self):
+        return self.high - self.low
