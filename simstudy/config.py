@@ -123,11 +123,12 @@ class NedelkoFisherStudyConfig:
                                                       0.35, 0.4, 0.45, 0.48])
     replicates: int = 10000
     K: int = 5
-    #: Bootstrap resamples for the .632 and .632+ estimates.
+    #: Bootstrap resamples for the .632 and .632+ estimates (0: skip them).
     bootstrap: int = 50
     seed: int = 2013
     #: R_hat: the family grid and samples per grid point used to find the maximal optimism.
     rhat_grid: List[float] = field(default_factory=lambda: [round(0.01 + 0.02 * i, 2) for i in range(25)])
+    #: Calibration samples per family member for R_hat (0: skip R_hat).
     rhat_calibration_replicates: int = 4000
     #: "mean_curve" or "conditional_max" (see simstudy.studies.risk_estimates.optimism_table).
     rhat_method: str = "mean_curve"
@@ -260,13 +261,13 @@ def _validate_study_nedelko_fisher(study: DictConfig) -> None:
                   f"Bayes errors must lie strictly between 0 and 0.5 (got {r0!r}).")
     if study.replicates < 2:
         _fail("study.replicates", study.replicates, "need at least 2 samples per point.")
-    if study.bootstrap < 1:
-        _fail("study.bootstrap", study.bootstrap, "use at least 1 bootstrap resample (50 is typical).")
+    if study.bootstrap < 0:
+        _fail("study.bootstrap", study.bootstrap, "use 0 (no bootstrap estimates) or a positive number of resamples.")
     if study.rhat_method not in ("mean_curve", "conditional_max"):
         _fail("study.rhat_method", study.rhat_method, "use 'mean_curve' or 'conditional_max'.")
-    if study.rhat_calibration_replicates < study.rhat_min_count:
+    if 0 < study.rhat_calibration_replicates < study.rhat_min_count:
         _fail("study.rhat_calibration_replicates", study.rhat_calibration_replicates,
-              f"must be at least study.rhat_min_count={study.rhat_min_count}.")
+              f"must be 0 (no R_hat) or at least study.rhat_min_count={study.rhat_min_count}.")
 
 
 def _validate_study_nedelko_histogram(study: DictConfig) -> None:

@@ -133,7 +133,7 @@ class FisherRiskWorker:
         eye = np.eye(N)
         fold_onehot = (folds[:, None, :] == np.arange(K)[None, :, None]).astype(float)   # (R, K, N)
         weights = np.concatenate([np.ones((R, 1, N)), 1.0 - eye[None].repeat(R, 0),
-                                  1.0 - fold_onehot, boot], axis=1)
+                                  1.0 - fold_onehot] + ([boot] if B else []), axis=1)
         rules = fisher_fit(X, y, weights)
         pred = predict_rules(rules, X)                                                  # (R, F, N)
         loss = pred != y[:, None, :]
@@ -145,13 +145,15 @@ class FisherRiskWorker:
         emp = loss[:, full].mean(axis=(1, 2))
         loo_est = np.diagonal(loss[:, loo], axis1=1, axis2=2).mean(axis=1)
         kfold_est = (loss[:, kf] * fold_onehot).sum(axis=(1, 2)) / N
-        _, e632, e632plus = bootstrap_632(loss[:, bs], boot == 0, emp, y, pred[:, 0])
-        return pd.DataFrame({
+        frame = pd.DataFrame({
             "sample_size": N, "bayes_error": cond.bayes_error, "condition_key": cond.key,
             "replicate": np.arange(chunk.start, chunk.stop), "true_risk": true_risk,
-            "empirical": emp, "loo": loo_est, "kfold": kfold_est, "boot632": e632, "boot632plus": e632plus,
-            "error": "",
+            "empirical": emp, "loo": loo_est, "kfold": kfold_est,
         })
+        if B:  # study.bootstrap = 0 skips the bootstrap estimates
+            _, frame["boot632"], frame["boot632plus"] = bootstrap_632(loss[:, bs], boot == 0, emp, y, pred[:, 0])
+        frame["error"] = ""
+        return frame
 
 
 @dataclass
@@ -267,14 +269,15 @@ def execute(cfg, run_dir: Path, options: RunnerOptions) -> StudyOutput:
     study = cfg.study
     sizes = [int(v) for v in as_list(study.sample_size)]
     grid = [float(v) for v in as_list(study.bayes_error)]
-    # phase 1: R_hat calibration over the family (its own random streams)
-    cal_conditions = make_conditions(sizes, [float(v) for v in study.rhat_grid], purpose="rhat_calibration")
-    cal_report = run_phase(OptimismWorker(cal_conditions, int(study.seed)),
-                           [study.rhat_calibration_replicates] * len(cal_conditions), run_dir, options,
-                           phase="rhat_calibration", desc="R_hat calibration")
-    calibration = cal_report.records
-    table = optimism_table(calibration, str(study.rhat_method), int(study.rhat_min_count))
-    table.to_csv(run_dir / "rhat_bias.csv", index=False)
+    # phase 1: R_hat calibration over the family (its own random streams); 0 replicates skips R_hat
+    table, cal_report = None, None
+    if study.rhat_calibration_replicates > 0:
+        cal_conditions = make_conditions(sizes, [float(v) for v in study.rhat_grid], purpose="rhat_calibration")
+        cal_report = run_phase(OptimismWorker(cal_conditions, int(study.seed)),
+                               [study.rhat_calibration_replicates] * len(cal_conditions), run_dir, options,
+                               phase="rhat_calibration", desc="R_hat calibration")
+        table = optimism_table(cal_report.records, str(study.rhat_method), int(study.rhat_min_count))
+        table.to_csv(run_dir / "rhat_bias.csv", index=False)
     # phase 2: the study's replicates
     conditions = make_conditions(sizes, grid)
     worker = FisherRiskWorker(conditions, int(study.seed), int(study.K), int(study.bootstrap))
@@ -288,7 +291,8 @@ def execute(cfg, run_dir: Path, options: RunnerOptions) -> StudyOutput:
     summary, _, figures = write_reports(run_dir, study, records, table)
     timing = timing_by_condition(report.outputs)
     manifest = {
-        **phase_manifest(report), "rhat_calibration_shards": phase_manifest(cal_report),
+        **phase_manifest(report),
+        "rhat_calibration_shards": phase_manifest(cal_report) if cal_report is not None else None,
         "population": {"name": "logistic", "model": "x ~ N(0, I2), P(y=1|x) = sigmoid(alpha (x1 + x2))"},
         "learner": {"name": "fisher", "threshold": "empirical risk minimisation, tie -> closest to Fisher midpoint"},
         "rhat_calibration": {"method": str(study.rhat_method), "bayes_errors": list(study.rhat_grid),
@@ -305,10 +309,11 @@ def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None, tab
     run_dir = Path(run_dir)
     if records is None:
         records = read_records(run_dir / "replicates.parquet")
-    if table is None:
+    if table is None and (run_dir / "rhat_bias.csv").is_file():
         table = pd.read_csv(run_dir / "rhat_bias.csv")
     records = records.copy()
-    records["rhat"] = apply_rhat(records, table)
+    if table is not None:
+        records["rhat"] = apply_rhat(records, table)
     summary = aggregate(records)
     summary.to_csv(run_dir / "summary.csv", index=False)
     cols = ["sample_size", "bayes_error", "estimator", "mean_true_risk", "mean_estimate", "bias", "rmse",
@@ -330,7 +335,7 @@ def _winners_markdown(g: pd.DataFrame) -> str:
     rows = []
     for r0, h in g.groupby("bayes_error"):
         h = h.set_index("estimator")
-        best = h["mean_delta0"].idxmin()
+        best = h["mean_delta0"].idxmin()  # estimators not computed are absent
         loo, kf = h.loc["loo"], h.loc["kfold"]
         z = (loo["mean_delta0"] - kf["mean_delta0"]) / np.hypot(loo["mean_delta0_se"], kf["mean_delta0_se"])
         rows.append([r0, best, float(h.loc[best, "mean_delta0"]), float(loo["mean_delta0"]),
