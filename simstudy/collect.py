@@ -17,6 +17,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
+from simstudy.report.figures import finish_figure  # noqa: E402
 from simstudy.report.tables import frame_to_markdown  # noqa: E402
 
 __all__ = ["CollectResult", "collect", "find_runs", "run_overrides"]
@@ -86,13 +87,7 @@ def _cv_variance_figures(summary: pd.DataFrame, tests: pd.DataFrame | None, para
     ax.set_xscale("log")
     ax.set_xlabel("training-set size n")
     ax.set_ylabel("rho (%)")
-    ax.set_title("Between-block correlation across the sweep", fontsize=10)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    files.append(out / "rho_vs_n.png")
-    fig.savefig(files[-1], dpi=130)
-    plt.close(fig)
+    files.append(finish_figure(fig, ax, out / "rho_vs_n.png", "Between-block correlation across the sweep", 7))
     if tests is not None and "rho_hat" in tests:
         fig, ax = plt.subplots(figsize=(6.5, 4.2))
         t = tests[tests["n"] == tests["n"].max()]
@@ -104,13 +99,8 @@ def _cv_variance_figures(summary: pd.DataFrame, tests: pd.DataFrame | None, para
         ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
         ax.set_xlabel("assumed rho_hat")
         ax.set_ylabel("rejection rate (%)")
-        ax.set_title(f"Type-I error against rho_hat (n = {t['n'].max()})", fontsize=10)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        files.append(out / "type1_vs_rho_hat.png")
-        fig.savefig(files[-1], dpi=130)
-        plt.close(fig)
+        files.append(finish_figure(fig, ax, out / "type1_vs_rho_hat.png",
+                                   f"Type-I error against rho_hat (n = {t['n'].max()})", 7))
     return files
 
 

@@ -90,6 +90,29 @@ def _proxy(left, n_left, right, n_right, criterion):
 
 
 @numba.njit(cache=True)
+def _split_proxy(low_value, high_value, left_counts, node_counts, right_counts, n_left, m, min_leaf, criterion):
+    """Criterion proxy of the split between two consecutive values (left = values <= low);
+    -inf when scikit-learn would not consider it (values closer than 1e-7, a leaf too small)."""
+    if high_value <= low_value + _FEATURE_THRESHOLD:
+        return -np.inf
+    n_right = m - n_left
+    if n_left < min_leaf or n_right < min_leaf:
+        return -np.inf
+    for c in range(node_counts.shape[0]):
+        right_counts[c] = node_counts[c] - left_counts[c]
+    return _proxy(left_counts, n_left, right_counts, n_right, criterion)
+
+
+@numba.njit(cache=True)
+def _threshold(low_value, high_value):
+    """scikit-learn's threshold: the midpoint, or the lower value if the midpoint rounds up."""
+    thr = low_value / 2.0 + high_value / 2.0
+    if thr == high_value or thr == np.inf or thr == -np.inf:
+        thr = low_value
+    return thr
+
+
+@numba.njit(cache=True)
 def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split, min_leaf, seed):
     p, n = ranks.shape
     np.random.seed(seed)
@@ -158,19 +181,11 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
                     r1 = order_buf[idx[j + 1]]
                     if r1 == r0:
                         continue
-                    if values[f, r1] <= values[f, r0] + _FEATURE_THRESHOLD:
-                        continue
-                    n_right = m - n_left
-                    if n_left < min_leaf or n_right < min_leaf:
-                        continue
-                    for c in range(n_classes):
-                        right_counts[c] = node_counts[c] - left_counts[c]
-                    proxy = _proxy(left_counts, n_left, right_counts, n_right, criterion)
+                    proxy = _split_proxy(values[f, r0], values[f, r1], left_counts, node_counts, right_counts,
+                                         n_left, m, min_leaf, criterion)
                     if proxy > best_proxy:
                         best_proxy, best_feature, best_rank = proxy, f, r0
-                        best_thr = values[f, r0] / 2.0 + values[f, r1] / 2.0
-                        if best_thr == values[f, r1] or best_thr == np.inf or best_thr == -np.inf:
-                            best_thr = values[f, r0]
+                        best_thr = _threshold(values[f, r0], values[f, r1])
             else:  # histogram of class counts per rank
                 lo = nv
                 hi = -1
@@ -191,17 +206,12 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
                         cnt += hist[r, c]
                     if cnt == 0.0:
                         continue
-                    if prev >= 0 and values[f, r] > values[f, prev] + _FEATURE_THRESHOLD:
-                        n_right = m - n_left
-                        if n_left >= min_leaf and n_right >= min_leaf:
-                            for c in range(n_classes):
-                                right_counts[c] = node_counts[c] - left_counts[c]
-                            proxy = _proxy(left_counts, n_left, right_counts, n_right, criterion)
-                            if proxy > best_proxy:
-                                best_proxy, best_feature, best_rank = proxy, f, prev
-                                best_thr = values[f, prev] / 2.0 + values[f, r] / 2.0
-                                if best_thr == values[f, r] or best_thr == np.inf or best_thr == -np.inf:
-                                    best_thr = values[f, prev]
+                    if prev >= 0:
+                        proxy = _split_proxy(values[f, prev], values[f, r], left_counts, node_counts, right_counts,
+                                             n_left, m, min_leaf, criterion)
+                        if proxy > best_proxy:
+                            best_proxy, best_feature, best_rank = proxy, f, prev
+                            best_thr = _threshold(values[f, prev], values[f, r])
                     for c in range(n_classes):
                         left_counts[c] += hist[r, c]
                         hist[r, c] = 0.0

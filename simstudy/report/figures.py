@@ -12,21 +12,31 @@ import pandas as pd  # noqa: E402
 
 from simstudy.report.paper import grandvalet_bengio_table2  # noqa: E402
 
-__all__ = ["plot_rho_vs_n", "plot_type1_vs_n", "plot_type1_vs_rho_hat", "cv_variance_figures"]
+__all__ = ["finish_figure", "plot_rho_vs_n", "plot_type1_vs_n", "plot_type1_vs_rho_hat", "cv_variance_figures"]
 
 
 def _paper(dataset: str | None) -> pd.DataFrame | None:
     return grandvalet_bengio_table2(dataset) if dataset else None
 
 
-def _finish(fig, ax, path: Path, title: str) -> Path:
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+def finish_figure(fig, axes, path: Path, titles=None, legend_size: int = 8) -> Path:
+    """Titles, grids and legends on ``axes``; save ``fig`` as a 130-dpi PNG and close it."""
+    axes = axes if isinstance(axes, (list, tuple, np.ndarray)) else [axes]
+    titles = titles if isinstance(titles, (list, tuple)) else [titles] * len(axes)
+    for ax, title in zip(axes, titles):
+        if title:
+            ax.set_title(title, fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=legend_size)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
     return path
+
+
+def _finish(fig, ax, path: Path, title: str) -> Path:
+    return finish_figure(fig, ax, path, title)
 
 
 def plot_rho_vs_n(summary: pd.DataFrame, path: Path, dataset: str | None = None, label: str = "") -> Path:

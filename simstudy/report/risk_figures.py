@@ -10,6 +10,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from simstudy.report.figures import finish_figure  # noqa: E402
+
 __all__ = ["risk_estimate_figure", "ESTIMATOR_LABELS"]
 
 ESTIMATOR_LABELS = {"loo": "leave-one-out", "kfold": "K-fold CV", "empirical": "empirical risk",
@@ -31,17 +33,10 @@ def risk_estimate_figure(summary: pd.DataFrame, path: Path, sample_size: int, K:
                        marker=".", capsize=2, label=label)
     left.set_xlabel("Bayes error R0")
     left.set_ylabel("mean over samples")
-    left.set_title(f"Mean risk and mean estimates, N = {sample_size}", fontsize=10)
     right.set_xlabel("Bayes error R0")
     right.set_ylabel("mean Delta0(estimate, true risk)")
-    right.set_title(f"Mean error Delta0 of each estimate, N = {sample_size}", fontsize=10)
-    for ax in (left, right):
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return finish_figure(fig, [left, right], path, [f"Mean risk and mean estimates, N = {sample_size}",
+                                                    f"Mean error Delta0 of each estimate, N = {sample_size}"], 7)
 
 
 def histogram_scatter_figure(summary: pd.DataFrame, path: Path, sample_size: int, K: int) -> Path:

@@ -7,24 +7,16 @@ from typing import Any, Callable, Sequence
 
 import pandas as pd
 
+from simstudy.config import RunnerConfig
 from simstudy.runner import ChunkOutput, RunReport, ShardStore, run_chunks
 
 __all__ = ["RunnerOptions", "StudyOutput", "run_phase", "phase_manifest", "first_failure"]
 
 
-@dataclass(frozen=True)
-class RunnerOptions:
+@dataclass
+class RunnerOptions(RunnerConfig):
     """The ``runner`` config node as plain values, plus the command that started the run."""
 
-    n_jobs: int = -1
-    chunk_size: int = 250
-    backend: str = "loky"
-    progress: bool = True
-    on_error: str = "record"
-    max_failure_rate: float = 0.2
-    scheduler_address: str | None = None
-    only_replicate: int | None = None
-    overwrite: bool = False
     #: The command line that started the run (used in "how to reproduce" hints).
     command: str = "simstudy"
 
