@@ -78,5 +78,6 @@ def reference_estimates(X, y, folds, boot) -> ReferenceEstimates:
         wb, cb = reference_fit(X[idx], y[idx])
         for i in np.flatnonzero(counts == 0):
             per_point[i].append(pred(wb, cb, X[i:i + 1])[0] != y[i])
-    err1 = float(np.mean([np.mean(v) for v in per_point if v]))
+    oob = [np.mean(v) for v in per_point if v]
+    err1 = float(np.mean(oob)) if oob else float("nan")  # no bootstrap resamples: undefined
     return ReferenceEstimates(w, c, emp, loo, kf / N, err1)
