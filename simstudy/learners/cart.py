@@ -112,6 +112,19 @@ def _threshold(low_value, high_value):
     return thr
 
 
+_POOL_MAX_VALUES = 64
+_POOL_SLOTS = 128
+
+
+@numba.njit(cache=True)
+def _may_split(left_counts, node_counts, m_child, depth, is_left, criterion, max_depth, min_split, min_leaf):
+    """Whether a child (class counts from the split) can be split further (not a leaf)."""
+    counts = left_counts.copy() if is_left else node_counts - left_counts
+    if m_child < min_split or m_child < 2 * min_leaf or (max_depth >= 0 and depth >= max_depth):
+        return False
+    return _impurity(counts, m_child, criterion) > _EPSILON
+
+
 @numba.njit(cache=True)
 def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split, min_leaf, seed):
     p, n = ranks.shape
@@ -129,6 +142,7 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
     st_end = np.empty(cap, np.int64)
     st_depth = np.empty(cap, np.int64)
     st_node = np.empty(cap, np.int64)
+    st_slot = np.full(cap, -1, np.int64)
     top = 0
     st_start[0], st_end[0], st_depth[0], st_node[0] = 0, n, 0, 0
     top = 1
@@ -137,6 +151,22 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
     for f in range(p):
         max_values = max(max_values, n_values[f])
     hist = np.zeros((max_values, n_classes))
+    # Histogram subtraction (few distinct values): a node's class counts per (feature, rank) are
+    # kept in a pool slot; a split builds the smaller child's from its samples and turns the
+    # parent's slot into the larger child's by subtraction. The split search then scans bins.
+    use_pool = max_values <= _POOL_MAX_VALUES
+    n_slots = _POOL_SLOTS if use_pool else 1
+    pool = np.zeros((n_slots, p, max_values if use_pool else 1, n_classes))
+    free = np.arange(n_slots - 1, -1, -1)
+    n_free = n_slots if use_pool else 0
+    child_left_counts = np.zeros(n_classes)
+    if use_pool:
+        n_free -= 1
+        root = free[n_free]
+        for f in range(p):
+            for i in range(n):
+                pool[root, f, ranks[f, i], y[i]] += 1.0
+        st_slot[0] = root
     node_counts = np.zeros(n_classes)
     left_counts = np.zeros(n_classes)
     right_counts = np.zeros(n_classes)
@@ -145,6 +175,7 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
     while top > 0:
         top -= 1
         start, end, depth, node = st_start[top], st_end[top], st_depth[top], st_node[top]
+        slot = st_slot[top]
         m = end - start
         node_counts[:] = 0.0
         for i in range(start, end):
@@ -156,6 +187,9 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
         leaf_class[node] = best_c
         impurity = _impurity(node_counts, m, criterion)
         if m < min_split or m < 2 * min_leaf or impurity <= _EPSILON or (max_depth >= 0 and depth >= max_depth):
+            if slot >= 0:
+                free[n_free] = slot
+                n_free += 1
             continue
         for i in range(m):  # the node's labels, gathered once for all features
             ybuf[i] = y[samples[start + i]]
@@ -168,7 +202,28 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
             features[a], features[b] = features[b], features[a]
         for f in features:
             nv = n_values[f]
-            if m * 8 < nv:  # small node: sort its ranks
+            if slot >= 0:  # class counts per rank from the pool: scan bins only
+                left_counts[:] = 0.0
+                n_left = 0
+                prev = -1
+                for r in range(nv):
+                    cnt = 0.0
+                    for c in range(n_classes):
+                        cnt += pool[slot, f, r, c]
+                    if cnt == 0.0:
+                        continue
+                    if prev >= 0:
+                        proxy = _split_proxy(values[f, prev], values[f, r], left_counts, node_counts, right_counts,
+                                             n_left, m, min_leaf, criterion)
+                        if proxy > best_proxy:
+                            best_proxy, best_feature, best_rank = proxy, f, prev
+                            best_thr = _threshold(values[f, prev], values[f, r])
+                            child_left_counts[:] = left_counts
+                    for c in range(n_classes):
+                        left_counts[c] += pool[slot, f, r, c]
+                    n_left += int(cnt)
+                    prev = r
+            elif m * 8 < nv:  # small node: sort its ranks
                 for i in range(m):
                     order_buf[i] = ranks[f, samples[start + i]]
                 idx = np.argsort(order_buf[:m], kind="mergesort")
@@ -218,6 +273,9 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
                     n_left += int(cnt)
                     prev = r
         if best_feature < 0:
+            if slot >= 0:
+                free[n_free] = slot
+                n_free += 1
             continue
         # partition samples[start:end]: rank <= best_rank to the left
         i, j = start, end - 1
@@ -231,10 +289,50 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
         threshold[node] = best_thr
         left[node] = node_count
         right[node] = node_count + 1
+        slot_left = -1
+        slot_right = -1
+        if slot >= 0:
+            m_left = i - start
+            m_right = end - i
+            grow_left = _may_split(child_left_counts, node_counts, m_left, depth + 1, True, criterion,
+                                   max_depth, min_split, min_leaf)
+            grow_right = _may_split(child_left_counts, node_counts, m_right, depth + 1, False, criterion,
+                                    max_depth, min_split, min_leaf)
+            if (grow_left or grow_right) and n_free > 0:
+                n_free -= 1
+                small = free[n_free]
+                lo_i, hi_i = (start, i) if m_left <= m_right else (i, end)
+                pool[small] = 0.0
+                for f in range(p):
+                    frow = ranks[f]
+                    for k in range(lo_i, hi_i):
+                        s_idx = samples[k]
+                        pool[small, f, frow[s_idx], y[s_idx]] += 1.0
+                large_grows = grow_right if m_left <= m_right else grow_left
+                small_grows = grow_left if m_left <= m_right else grow_right
+                if large_grows:
+                    pool[slot] -= pool[small]
+                    large_slot = slot
+                else:
+                    free[n_free] = slot
+                    n_free += 1
+                    large_slot = -1
+                if small_grows:
+                    small_slot = small
+                else:
+                    free[n_free] = small
+                    n_free += 1
+                    small_slot = -1
+                slot_left, slot_right = (small_slot, large_slot) if m_left <= m_right else (large_slot, small_slot)
+            else:
+                free[n_free] = slot
+                n_free += 1
         # push right then left (depth first, left first)
         st_start[top], st_end[top], st_depth[top], st_node[top] = i, end, depth + 1, node_count + 1
+        st_slot[top] = slot_right
         top += 1
         st_start[top], st_end[top], st_depth[top], st_node[top] = start, i, depth + 1, node_count
+        st_slot[top] = slot_left
         top += 1
         node_count += 2
     return feature[:node_count], threshold[:node_count], left[:node_count], right[:node_count], leaf_class[:node_count]
