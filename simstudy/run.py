@@ -67,6 +67,24 @@ def claim_run_dir(run_dir: Path, resolved: dict, overwrite: bool) -> str:
     return digest
 
 
+def note_cold_start() -> bool:
+    """Log that numba kernels are being compiled when no compiled cache exists yet.
+
+    numba caches compiled kernels as ``*.nbi``/``*.nbc`` files in the package's ``__pycache__``
+    folders (or ``NUMBA_CACHE_DIR``); a first run on a new installation compiles them.
+    """
+    import os
+
+    package = Path(__file__).resolve().parent
+    cache_dir = os.environ.get("NUMBA_CACHE_DIR")
+    roots = [package] + ([Path(cache_dir)] if cache_dir else [])
+    if any(any(root.rglob("*.nbi")) for root in roots if root.exists()):
+        return False
+    log.info("first run on this installation: compiling simstudy's numba kernels "
+             "(about 10-30 s once; later runs load them from the cache)")
+    return True
+
+
 def run(cfg: DictConfig, run_dir: str | Path, command: str = "simstudy") -> RunResult:
     """Validate ``cfg``, run its study and write every output to ``run_dir``.
 
@@ -89,6 +107,7 @@ def run(cfg: DictConfig, run_dir: str | Path, command: str = "simstudy") -> RunR
     study_hash = claim_run_dir(run_dir, resolved, bool(cfg.runner.overwrite))
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
 
+    note_cold_start()
     module = STUDIES[cfg.study.name]
     options = RunnerOptions(**OmegaConf.to_container(cfg.runner, resolve=True), command=command)
     out = module.execute(cfg, run_dir, options)

@@ -92,3 +92,18 @@ def test_nedelko_histogram_small_run(tmp_path):
     summary = pd.read_csv(out / "summary.csv")
     assert len(summary) == 3 * 10  # C(2 + 3, 3) = 10 distributions x 3 estimators
     assert (out / "figures" / "fig4_histogram.png").is_file()
+
+
+def test_cold_start_is_announced(monkeypatch, tmp_path, caplog):
+    import logging
+
+    import simstudy.run as run_module
+
+    monkeypatch.setattr(run_module, "__file__", str(tmp_path / "run.py"))  # a package without numba caches
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    with caplog.at_level(logging.INFO, logger="simstudy"):
+        assert run_module.note_cold_start() is True
+    assert "compiling simstudy's numba kernels" in caplog.text
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "cart._grow-1.py311.nbi").write_bytes(b"")
+    assert run_module.note_cold_start() is False
