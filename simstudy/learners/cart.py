@@ -117,6 +117,40 @@ _POOL_SLOTS = 128
 
 
 @numba.njit(cache=True)
+def _best_split_in_bins(counts, lo, hi, values_f, node_counts, m, min_leaf, criterion, left_counts, right_counts,
+                        best_left, clear):
+    """Best split of one feature from its class counts per rank ``counts[lo..hi]`` (bins in
+    increasing value; the first strictly best candidate wins). Returns (proxy, rank, threshold),
+    proxy -inf when no candidate is valid; the left class counts of the best go to ``best_left``.
+    ``clear`` zeroes the bins on the way (scratch histograms)."""
+    n_classes = node_counts.shape[0]
+    best_proxy, best_rank, best_thr = -np.inf, -1, 0.0
+    left_counts[:] = 0.0
+    n_left = 0
+    prev = -1
+    for r in range(lo, hi + 1):
+        cnt = 0.0
+        for c in range(n_classes):
+            cnt += counts[r, c]
+        if cnt == 0.0:
+            continue
+        if prev >= 0:
+            proxy = _split_proxy(values_f[prev], values_f[r], left_counts, node_counts, right_counts,
+                                 n_left, m, min_leaf, criterion)
+            if proxy > best_proxy:
+                best_proxy, best_rank = proxy, prev
+                best_thr = _threshold(values_f[prev], values_f[r])
+                best_left[:] = left_counts
+        for c in range(n_classes):
+            left_counts[c] += counts[r, c]
+            if clear:
+                counts[r, c] = 0.0
+        n_left += int(cnt)
+        prev = r
+    return best_proxy, best_rank, best_thr
+
+
+@numba.njit(cache=True)
 def _may_split(left_counts, node_counts, m_child, depth, is_left, criterion, max_depth, min_split, min_leaf):
     """Whether a child (class counts from the split) can be split further (not a leaf)."""
     counts = left_counts.copy() if is_left else node_counts - left_counts
@@ -160,6 +194,7 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
     free = np.arange(n_slots - 1, -1, -1)
     n_free = n_slots if use_pool else 0
     child_left_counts = np.zeros(n_classes)
+    best_left = np.zeros(n_classes)
     if use_pool:
         n_free -= 1
         root = free[n_free]
@@ -203,26 +238,12 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
         for f in features:
             nv = n_values[f]
             if slot >= 0:  # class counts per rank from the pool: scan bins only
-                left_counts[:] = 0.0
-                n_left = 0
-                prev = -1
-                for r in range(nv):
-                    cnt = 0.0
-                    for c in range(n_classes):
-                        cnt += pool[slot, f, r, c]
-                    if cnt == 0.0:
-                        continue
-                    if prev >= 0:
-                        proxy = _split_proxy(values[f, prev], values[f, r], left_counts, node_counts, right_counts,
-                                             n_left, m, min_leaf, criterion)
-                        if proxy > best_proxy:
-                            best_proxy, best_feature, best_rank = proxy, f, prev
-                            best_thr = _threshold(values[f, prev], values[f, r])
-                            child_left_counts[:] = left_counts
-                    for c in range(n_classes):
-                        left_counts[c] += pool[slot, f, r, c]
-                    n_left += int(cnt)
-                    prev = r
+                proxy, rank, thr = _best_split_in_bins(pool[slot, f], 0, nv - 1, values[f], node_counts, m,
+                                                       min_leaf, criterion, left_counts, right_counts, best_left,
+                                                       False)
+                if proxy > best_proxy:
+                    best_proxy, best_feature, best_rank, best_thr = proxy, f, rank, thr
+                    child_left_counts[:] = best_left
             elif m * 8 < nv:  # small node: sort its ranks
                 for i in range(m):
                     order_buf[i] = ranks[f, samples[start + i]]
@@ -241,7 +262,7 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
                     if proxy > best_proxy:
                         best_proxy, best_feature, best_rank = proxy, f, r0
                         best_thr = _threshold(values[f, r0], values[f, r1])
-            else:  # histogram of class counts per rank
+            else:  # histogram of class counts per rank, built from the node's samples
                 lo = nv
                 hi = -1
                 frow = ranks[f]
@@ -252,26 +273,10 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
                         lo = r
                     if r > hi:
                         hi = r
-                left_counts[:] = 0.0
-                n_left = 0
-                prev = -1
-                for r in range(lo, hi + 1):
-                    cnt = 0.0
-                    for c in range(n_classes):
-                        cnt += hist[r, c]
-                    if cnt == 0.0:
-                        continue
-                    if prev >= 0:
-                        proxy = _split_proxy(values[f, prev], values[f, r], left_counts, node_counts, right_counts,
-                                             n_left, m, min_leaf, criterion)
-                        if proxy > best_proxy:
-                            best_proxy, best_feature, best_rank = proxy, f, prev
-                            best_thr = _threshold(values[f, prev], values[f, r])
-                    for c in range(n_classes):
-                        left_counts[c] += hist[r, c]
-                        hist[r, c] = 0.0
-                    n_left += int(cnt)
-                    prev = r
+                proxy, rank, thr = _best_split_in_bins(hist, lo, hi, values[f], node_counts, m, min_leaf, criterion,
+                                                       left_counts, right_counts, best_left, True)
+                if proxy > best_proxy:
+                    best_proxy, best_feature, best_rank, best_thr = proxy, f, rank, thr
         if best_feature < 0:
             if slot >= 0:
                 free[n_free] = slot
