@@ -343,16 +343,22 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
     return feature[:node_count], threshold[:node_count], left[:node_count], right[:node_count], leaf_class[:node_count]
 
 
+@numba.njit(cache=True, inline="always")
+def _leaf_of(X, i, feature, threshold, left, right):
+    """The leaf row i of X falls in (x <= threshold goes left)."""
+    node = 0
+    while left[node] >= 0:
+        if X[i, feature[node]] <= threshold[node]:
+            node = left[node]
+        else:
+            node = right[node]
+    return node
+
+
 @numba.njit(cache=True)
 def _predict(X, feature, threshold, left, right, leaf_class, out):
     for i in range(X.shape[0]):
-        node = 0
-        while left[node] >= 0:
-            if X[i, feature[node]] <= threshold[node]:
-                node = left[node]
-            else:
-                node = right[node]
-        out[i] = leaf_class[node]
+        out[i] = leaf_class[_leaf_of(X, i, feature, threshold, left, right)]
 
 
 @numba.njit(cache=True)
@@ -450,13 +456,7 @@ def _count_errors(X, y, feature, threshold, left, right, leaf_label):
     """Number of rows of X whose leaf label differs from y (no intermediate arrays)."""
     errors = 0
     for i in range(X.shape[0]):
-        node = 0
-        while left[node] >= 0:
-            if X[i, feature[node]] <= threshold[node]:
-                node = left[node]
-            else:
-                node = right[node]
-        if leaf_label[node] != y[i]:
+        if leaf_label[_leaf_of(X, i, feature, threshold, left, right)] != y[i]:
             errors += 1
     return errors
 
