@@ -74,8 +74,9 @@ def report_main(argv: list[str] | None = None) -> None:
         overrides["alpha"] = args.alpha
     if args.rho_hats is not None:
         overrides["rho_hats"] = args.rho_hats
-    report_run(args.run_dir, **overrides)
-    print(f"simstudy-report: rewrote summary.csv, tests.csv, table2.md, summary.md and figures/ in {args.run_dir}")
+    summary, tests = report_run(args.run_dir, **overrides)
+    written = "summary.csv, summary.md, figures/" + (", tests.csv, table2.md" if tests is not None else "")
+    print(f"simstudy-report: rewrote {written} in {args.run_dir} ({len(summary)} summary rows)")
 
 
 def collect_main(argv: list[str] | None = None) -> None:

@@ -316,11 +316,11 @@ def _validate_learner(learner: DictConfig) -> None:
     if engine not in ("auto", "numba", "sklearn"):
         _fail("learner.engine", engine, "choose auto, numba or sklearn.")
     if engine == "numba":
-        from simstudy.learners.cart import supported_tree_params
+        from simstudy.learners import fast_kernel
 
-        ok, why = supported_tree_params(estimator)
-        if not ok:
-            _fail("learner.engine", engine, f"the numba tree cannot reproduce this estimator ({why}); use auto or sklearn.")
+        kernel, why = fast_kernel(estimator)
+        if kernel is None:
+            _fail("learner.engine", engine, f"no fast kernel reproduces this estimator ({why}); use auto or sklearn.")
 
 
 def _validate_population(population: DictConfig) -> None:

@@ -67,7 +67,7 @@ def test_engine_selection_and_fallback(caplog):
         fallback = build_learner({"name": "tree", "estimator": {"_target_": "sklearn.tree.DecisionTreeClassifier",
                                                                "max_features": "sqrt"}})
     assert isinstance(fallback, SklearnLearner) and "max_features='sqrt'" in caplog.text
-    with pytest.raises(ValueError, match="learner.engine=numba"):
+    with pytest.raises(ValueError, match="learner.engine=numba: no fast kernel"):
         build_learner({"name": "t", "engine": "numba", "estimator": {"_target_": "sklearn.tree.DecisionTreeClassifier",
                                                                     "splitter": "random"}})
     assert not supported_tree_params(DecisionTreeClassifier(class_weight="balanced"))[0]

@@ -140,3 +140,12 @@ def test_nedelko_scalar_and_list_overrides(compose_config):
     cfg = compose_config("experiment=nedelko_fisher", "study.sample_size=20", "study.bayes_error=[0.1,0.3]")
     validate_config(cfg)
     assert cfg.study.sample_size == 20 and list(cfg.study.bayes_error) == [0.1, 0.3]
+
+
+def test_engine_numba_is_validated_by_the_same_rule_as_build_learner(compose_config):
+    for learner in ("tree", "ridge", "lda"):
+        cfg = compose_config(f"learner={learner}", "learner.engine=numba")
+        validate_config(cfg)
+        assert type(build_learner(cfg.learner)).__name__ != "SklearnLearner"
+    with pytest.raises(ConfigError, match="learner.engine='numba'.*no fast kernel"):
+        validate_config(compose_config("learner=knn", "learner.engine=numba"))
