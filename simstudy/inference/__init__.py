@@ -8,7 +8,21 @@ from simstudy.inference.results import (
     TestResult,
     VarianceEstimates,
 )
-from simstudy.inference.intervals import binomial_interval, clt_interval, clt_test, cv_clt_sigma, holdout_interval
+from simstudy.inference.intervals import (
+    binomial_interval,
+    clt_interval,
+    clt_test,
+    cv_clt_sigma,
+    cv_t_interval,
+    five_by_two_interval,
+    holdout_interval,
+    holdout_test,
+    normal_interval,
+    resampled_t_interval,
+    t_interval,
+    z_test,
+)
+from simstudy.inference.nested import NestedCVResult, nested_cv_interval
 from simstudy.inference.tests import (
     combined_f_test_5x2cv,
     corrected_repeated_kfold_t_test,
@@ -36,7 +50,16 @@ __all__ = [
     "corrected_repeated_kfold_t_test",
     "corrected_resampled_t_test",
     "cv_clt_sigma",
+    "cv_t_interval",
+    "five_by_two_interval",
     "holdout_interval",
+    "holdout_test",
+    "nested_cv_interval",
+    "NestedCVResult",
+    "normal_interval",
+    "resampled_t_interval",
+    "t_interval",
+    "z_test",
     "mcnemar_test",
     "paired_t_test_5x2cv",
     "two_proportion_z_test",

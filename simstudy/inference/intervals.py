@@ -7,7 +7,9 @@ from scipy import stats
 from simstudy.inference.results import ConfidenceInterval, TestResult
 from simstudy.inference.variance import block_residuals
 
-__all__ = ["cv_clt_sigma", "clt_interval", "clt_test", "holdout_interval", "binomial_interval"]
+__all__ = ["cv_clt_sigma", "clt_interval", "clt_test", "holdout_interval", "holdout_test", "binomial_interval",
+           "normal_interval", "t_interval", "cv_t_interval", "resampled_t_interval", "five_by_two_interval",
+           "z_test"]
 
 _VARIANCES = ("all-pairs", "within-fold")
 
@@ -15,6 +17,55 @@ _VARIANCES = ("all-pairs", "within-fold")
 def _alpha_iv(alpha: float) -> None:
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1); got {alpha!r}.")
+
+
+def normal_interval(estimate, se, alpha: float = 0.05, method: str = "normal") -> ConfidenceInterval:
+    """estimate +- q_{1-alpha/2} se with q the standard normal quantile (arrays broadcast).
+
+    The building block of the CLT intervals; exposed so that studies that store only
+    (estimate, se) per replicate build exactly the same intervals.
+    """
+    _alpha_iv(alpha)
+    estimate, se = np.asarray(estimate, dtype=float), np.asarray(se, dtype=float)
+    q = stats.norm.ppf(1 - alpha / 2)
+    return _pack(estimate, estimate - q * se, estimate + q * se, alpha, method, se)
+
+
+def t_interval(estimate, se, df, alpha: float = 0.05, method: str = "t") -> ConfidenceInterval:
+    """estimate +- t_{df, 1-alpha/2} se (Student quantile; arrays broadcast)."""
+    _alpha_iv(alpha)
+    estimate, se = np.asarray(estimate, dtype=float), np.asarray(se, dtype=float)
+    q = stats.t.ppf(1 - alpha / 2, df)
+    return _pack(estimate, estimate - q * se, estimate + q * se, alpha, method, se)
+
+
+def _pack(estimate, low, high, alpha, method, se) -> ConfidenceInterval:
+    if np.ndim(estimate) == 0 and np.ndim(se) == 0:
+        return ConfidenceInterval(float(estimate), float(low), float(high), alpha, method, float(se))
+    return ConfidenceInterval(estimate, low, high, alpha, method, se)
+
+
+def z_test(estimate, se, alternative: str = "less") -> TestResult:
+    """Normal test of H0: mean = 0 from an estimate and its standard error.
+
+    z = estimate / se. A zero standard error gives z = -inf / +inf by the sign of the estimate,
+    and z = 0 when the estimate is 0 as well (no evidence either way).
+    """
+    if alternative not in ("two-sided", "less", "greater"):
+        raise ValueError(f"alternative must be 'two-sided', 'less' or 'greater'; got {alternative!r}.")
+    estimate, se = np.asarray(estimate, dtype=float), np.asarray(se, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = estimate / se
+        z = np.where(se > 0, z, np.where(estimate == 0, 0.0, np.sign(estimate) * np.inf))
+    if alternative == "less":
+        p = stats.norm.cdf(z)
+    elif alternative == "greater":
+        p = stats.norm.sf(z)
+    else:
+        p = np.minimum(2 * stats.norm.sf(np.abs(z)), 1.0)
+    if np.ndim(z) == 0:
+        z, p = float(z), float(p)
+    return TestResult(z, p, float("nan"), alternative)
 
 
 def cv_clt_sigma(residuals, folds, variance: str = "all-pairs"):
@@ -70,9 +121,7 @@ def clt_interval(residuals, folds, alpha: float = 0.05, variance: str = "all-pai
     _alpha_iv(alpha)
     estimate, sigma = cv_clt_sigma(residuals, folds, variance)
     n = np.asarray(residuals).shape[-1]
-    se = sigma / np.sqrt(n)
-    q = stats.norm.ppf(1 - alpha / 2)
-    return ConfidenceInterval(estimate, estimate - q * se, estimate + q * se, alpha, f"cv-clt {variance}", se)
+    return normal_interval(estimate, sigma / np.sqrt(n), alpha, f"cv-clt {variance}")
 
 
 def clt_test(residuals, folds, alpha: float = 0.05, variance: str = "all-pairs") -> TestResult:
@@ -86,13 +135,7 @@ def clt_test(residuals, folds, alpha: float = 0.05, variance: str = "all-pairs")
     _alpha_iv(alpha)
     estimate, sigma = cv_clt_sigma(residuals, folds, variance)
     n = np.asarray(residuals).shape[-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.sqrt(n) * estimate / sigma
-        z = np.where(sigma > 0, z, np.where(estimate == 0, 0.0, np.sign(estimate) * np.inf))
-    p = stats.norm.cdf(z)
-    if np.ndim(z) == 0:
-        z, p = float(z), float(p)
-    return TestResult(z, p, float("nan"), "less")
+    return z_test(estimate, sigma / np.sqrt(n), "less")
 
 
 def holdout_interval(losses, alpha: float = 0.05) -> ConfidenceInterval:
@@ -103,14 +146,79 @@ def holdout_interval(losses, alpha: float = 0.05) -> ConfidenceInterval:
     losses : array_like, shape (..., n_test)
         Losses of one trained model on an independent test set (at least 2 points).
     """
-    _alpha_iv(alpha)
+    estimate, se = _holdout_se(losses)
+    return normal_interval(estimate, se, alpha, "holdout-clt")
+
+
+def _holdout_se(losses):
     x = np.asarray(losses, dtype=float)
     if x.shape[-1] < 2:
-        raise ValueError("holdout_interval needs at least 2 test losses.")
-    estimate = x.mean(axis=-1)
-    se = x.std(axis=-1, ddof=1) / np.sqrt(x.shape[-1])
-    q = stats.norm.ppf(1 - alpha / 2)
-    return ConfidenceInterval(estimate, estimate - q * se, estimate + q * se, alpha, "holdout-clt", se)
+        raise ValueError(f"the hold-out procedures need at least 2 test losses; got {x.shape[-1]}.")
+    return x.mean(axis=-1), x.std(axis=-1, ddof=1) / np.sqrt(x.shape[-1])
+
+
+def holdout_test(differences, alternative: str = "less") -> TestResult:
+    """Hold-out z-test on paired loss differences of two learners on one test set.
+
+    z = mean(d) / (s_d / sqrt(n_test)) (s with ddof = 1); ``"less"`` tests H1: learner 1 has
+    the smaller error. The one-sided counterpart of :func:`holdout_interval`.
+    """
+    estimate, se = _holdout_se(differences)
+    return z_test(estimate, se, alternative)
+
+
+def cv_t_interval(fold_means, alpha: float = 0.05, rho: float = 0.0) -> ConfidenceInterval:
+    """Interval for the expected CV error from the K fold means: the inverse of eq. 9.
+
+    mu_hat +- t_{K-1, 1-alpha/2} s / sqrt(K (1 - rho)), s the standard deviation (ddof = 1) of
+    the K fold means (Grandvalet & Bengio 2006, Proposition 2). ``rho = 0`` is the usual CV t
+    interval (the lecture's delta_bar +- t s/sqrt(K)); ``rho = 0.7`` the conservative one. It
+    contains mu0 exactly when ``cv_t_test(fold_means, mu0, rho)`` does not reject. Zero spread
+    gives the point mu_hat.
+    """
+    fm = np.asarray(fold_means, dtype=float)
+    if fm.ndim < 1 or fm.shape[-1] < 2:
+        raise ValueError(f"fold_means must have K >= 2 entries along its last axis; got shape {fm.shape}.")
+    if not 0 <= rho < 1:
+        raise ValueError(f"rho must lie in [0, 1); got {rho!r}. Use rho=0 for the usual t interval.")
+    K = fm.shape[-1]
+    se = fm.std(axis=-1, ddof=1) / np.sqrt(K * (1 - rho))
+    return t_interval(fm.mean(axis=-1), se, K - 1, alpha, f"cv-t rho={rho:g}")
+
+
+def resampled_t_interval(estimates, n_train: int, n_test: int, alpha: float = 0.05,
+                         corrected: bool = True) -> ConfidenceInterval:
+    """Repeated train/validation interval, optionally with Nadeau & Bengio's (2003) correction.
+
+    mean +- t_{J-1, 1-alpha/2} sqrt(c s^2) with c = 1/J + n_test/n_train (corrected) or 1/J,
+    s^2 the variance (ddof = 1) of the J test errors. The inverse of
+    :func:`~simstudy.inference.corrected_resampled_t_test`.
+    """
+    x = np.asarray(estimates, dtype=float)
+    J = x.shape[-1]
+    if J < 2:
+        raise ValueError(f"need at least 2 train/validation splits; got {J}.")
+    if n_train < 1 or n_test < 1:
+        raise ValueError(f"n_train and n_test must be positive; got {n_train}, {n_test}.")
+    factor = 1.0 / J + (n_test / n_train if corrected else 0.0)
+    se = np.sqrt(factor * x.var(axis=-1, ddof=1))
+    name = "nadeau-bengio corrected t" if corrected else "repeated train/validation t"
+    return t_interval(x.mean(axis=-1), se, J - 1, alpha, name)
+
+
+def five_by_two_interval(estimates, alpha: float = 0.05) -> ConfidenceInterval:
+    """Interval from Dietterich's (1998) 5x2cv statistic: p_1^(1) +- t_{5, 1-alpha/2} sqrt(mean_i s_i^2).
+
+    ``estimates`` has shape (..., 5, 2): the error (or error difference) of fold j of
+    replication i. Inverting the 5x2cv t statistic gives an interval centred at the first
+    fold's estimate p_1^(1), as in the statistic's numerator; it contains mu0 exactly when
+    the 5x2cv t-test of H0: mean = mu0 does not reject.
+    """
+    p = np.asarray(estimates, dtype=float)
+    if p.shape[-2:] != (5, 2):
+        raise ValueError(f"estimates must have shape (..., 5, 2) (5 replications x 2 folds); got {p.shape}.")
+    s2 = np.sum((p - p.mean(axis=-1, keepdims=True)) ** 2, axis=-1)
+    return t_interval(p[..., 0, 0], np.sqrt(s2.mean(axis=-1)), 5, alpha, "5x2cv t")
 
 
 def binomial_interval(errors, n, alpha: float = 0.05, method: str = "wilson") -> ConfidenceInterval:
