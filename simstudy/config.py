@@ -148,6 +148,37 @@ class NedelkoHistogramStudyConfig:
     seed: int = 0  # unused (exact computation); kept for a uniform manifest
 
 
+def _default_clt_learners() -> Dict[str, Any]:
+    return {
+        "logreg": {"_target_": "sklearn.linear_model.LogisticRegression", "solver": "newton-cholesky"},
+        "tree": {"_target_": "sklearn.tree.DecisionTreeClassifier"},
+        "knn": {"_target_": "sklearn.neighbors.KNeighborsClassifier", "n_neighbors": 5},
+    }
+
+
+@dataclass
+class CVCLTStudyConfig:
+    """Bayle et al. (2020): coverage of CV intervals and size/power of CV tests for test error."""
+
+    name: str = "cv_clt"
+    sizes: List[int] = field(default_factory=lambda: [100, 200, 400])
+    K: int = 10
+    replicates: int = 200
+    seed: int = 2020
+    alpha: float = 0.05
+    #: Learners by name: a scikit-learn classifier (``_target_`` and parameters) each.
+    learners: Dict[str, Any] = field(default_factory=_default_clt_learners)
+    #: Pairs [A, B] for the one-sided tests of "A better than B". [A, A] compares A with itself
+    #: under an independent fitting seed (equal expected error: the tests' size).
+    comparisons: List[Any] = field(default_factory=lambda: [["tree", "tree"], ["knn", "tree"], ["logreg", "tree"]])
+    #: J of the repeated train/validation t-tests (n_test = n/K).
+    repeated_splits: int = 15
+    #: Nested CV runs on the first this-many replicates of each size (0: no nested CV).
+    nested_cv_replicates: int = 50
+    #: Repetitions R of nested CV (each costs K(K-1)/2 + K fits).
+    nested_cv_repetitions: int = 3
+
+
 # ----------------------------------------------------------------------------- runner
 @dataclass
 class RunnerConfig:
@@ -192,6 +223,7 @@ def register_configs() -> None:
     cs.store(group="study", name="cv_variance_schema", node=CVVarianceStudyConfig)
     cs.store(group="study", name="nedelko_fisher_schema", node=NedelkoFisherStudyConfig)
     cs.store(group="study", name="nedelko_histogram_schema", node=NedelkoHistogramStudyConfig)
+    cs.store(group="study", name="cv_clt_schema", node=CVCLTStudyConfig)
     cs.store(group="runner", name="runner_schema", node=RunnerConfig)
 
 
@@ -236,6 +268,46 @@ def _validate_study_cv_variance(study: DictConfig) -> None:
         _fail("study.mu_true", study.mu_true, "'exact' needs the fold models' exact errors: set study.truth=true.")
     if study.paper not in (None, "letter", "forest"):
         _fail("study.paper", study.paper, "use 'letter', 'forest' or null.")
+
+
+def _validate_study_cv_clt(study: DictConfig, population: DictConfig) -> None:
+    if population.kind != "tabular":
+        _fail("population", population.get("name", population.kind),
+              "study=cv_clt needs the exact error of every model, i.e. a finite population: use population=letter "
+              "(or population=tabular with population.path=...).")
+    K = study.K
+    if K < 2:
+        _fail("study.K", K, "use at least 2 folds (3 with nested CV).")
+    if study.nested_cv_replicates > 0 and K < 3:
+        _fail("study.K", K, "nested CV needs K >= 3; raise study.K or set study.nested_cv_replicates=0.")
+    if not len(study.sizes):
+        _fail("study.sizes", list(study.sizes), "give at least one training-set size, e.g. study.sizes=[100,200].")
+    for n in study.sizes:
+        if n % K or n // K < 2:
+            _fail("study.sizes", list(study.sizes),
+                  f"n={n} must be a multiple of K={K} with at least 2 points per fold (the within-fold variance "
+                  f"and the hold-out variance need them); use e.g. n={max(2 * K, n - n % K)}.")
+    if len(set(study.sizes)) != len(study.sizes):
+        _fail("study.sizes", list(study.sizes), "remove the repeated sizes.")
+    if study.replicates < 2:
+        _fail("study.replicates", study.replicates, "need at least 2 replicates.")
+    if not 0 < study.alpha < 1:
+        _fail("study.alpha", study.alpha, "the level must lie in (0, 1), e.g. 0.05.")
+    if study.repeated_splits < 2:
+        _fail("study.repeated_splits", study.repeated_splits, "the repeated train/validation t needs J >= 2 (e.g. 15).")
+    if study.nested_cv_replicates < 0 or study.nested_cv_repetitions < 1:
+        _fail("study.nested_cv_replicates" if study.nested_cv_replicates < 0 else "study.nested_cv_repetitions",
+              study.nested_cv_replicates if study.nested_cv_replicates < 0 else study.nested_cv_repetitions,
+              "use nested_cv_replicates >= 0 and nested_cv_repetitions >= 1.")
+    if not study.learners:
+        _fail("study.learners", {}, "name at least one learner, e.g. study.learners={tree: {_target_: ...}}.")
+    for name, spec in study.learners.items():
+        _validate_learner(OmegaConf.create({"estimator": spec}), where=f"study.learners.{name}")
+    for pair in study.comparisons:
+        if len(pair) != 2 or any(p not in study.learners for p in pair):
+            _fail("study.comparisons", OmegaConf.to_container(study.comparisons),
+                  f"each comparison is a pair [A, B] of names in study.learners ({list(study.learners)}); "
+                  f"got {list(pair)}.")
 
 
 def _as_list(value):
@@ -283,44 +355,44 @@ def _validate_study_nedelko_histogram(study: DictConfig) -> None:
         _fail("study.grid_steps", study.grid_steps, "use a positive number of grid steps (6 gives step 1/6).")
 
 
-def _validate_learner(learner: DictConfig) -> None:
+def _validate_learner(learner: DictConfig, where: str = "learner") -> None:
     est = learner.get("estimator")
     target = est.get("_target_") if est is not None else None
     if not target:
-        _fail("learner.estimator._target_", target,
+        _fail(f"{where}.estimator._target_", target,
               "name a scikit-learn classifier class, e.g. sklearn.tree.DecisionTreeClassifier.")
     module_name, _, attr = str(target).rpartition(".")
     try:
         cls = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError, ValueError):
-        _fail("learner.estimator._target_", target,
+        _fail(f"{where}.estimator._target_", target,
               "no such class; give the full import path, e.g. sklearn.linear_model.LogisticRegression.")
     from hydra.utils import instantiate
     from sklearn.base import is_classifier
 
     if not isinstance(cls, type):
-        _fail("learner.estimator._target_", target, "this is not a class; name a scikit-learn classifier class.")
+        _fail(f"{where}.estimator._target_", target, "this is not a class; name a scikit-learn classifier class.")
     try:
         estimator = instantiate(OmegaConf.to_container(est, resolve=True), _convert_="all")
     except Exception as exc:
-        _fail("learner.estimator", OmegaConf.to_container(est, resolve=True),
+        _fail(f"{where}.estimator", OmegaConf.to_container(est, resolve=True),
               f"cannot build it ({type(exc).__cause__ or exc}); check the parameter names.")
     if not is_classifier(estimator):
-        _fail("learner.estimator._target_", target, "this is not a scikit-learn classifier (0-1 loss needs one).")
+        _fail(f"{where}.estimator._target_", target, "this is not a scikit-learn classifier (0-1 loss needs one).")
     if hasattr(estimator, "_validate_params"):
         try:
             estimator._validate_params()
         except Exception as exc:
-            _fail("learner.estimator", OmegaConf.to_container(est, resolve=True), str(exc))
+            _fail(f"{where}.estimator", OmegaConf.to_container(est, resolve=True), str(exc))
     engine = learner.get("engine", "auto")
     if engine not in ("auto", "numba", "sklearn"):
-        _fail("learner.engine", engine, "choose auto, numba or sklearn.")
+        _fail(f"{where}.engine", engine, "choose auto, numba or sklearn.")
     if engine == "numba":
         from simstudy.learners import fast_kernel
 
         kernel, why = fast_kernel(estimator)
         if kernel is None:
-            _fail("learner.engine", engine, f"no fast kernel reproduces this estimator ({why}); use auto or sklearn.")
+            _fail(f"{where}.engine", engine, f"no fast kernel reproduces this estimator ({why}); use auto or sklearn.")
 
 
 def _validate_population(population: DictConfig) -> None:
@@ -355,9 +427,12 @@ def validate_config(cfg: DictConfig) -> None:
         _validate_study_nedelko_fisher(cfg.study)
     elif cfg.study.name == "nedelko_histogram":
         _validate_study_nedelko_histogram(cfg.study)
+    elif cfg.study.name == "cv_clt":
+        _validate_population(cfg.population)
+        _validate_study_cv_clt(cfg.study, cfg.population)
     else:
         _fail("study.name", cfg.study.name,
-              "unknown study; choose study=cv_variance, nedelko_fisher or nedelko_histogram.")
+              "unknown study; choose study=cv_variance, cv_clt, nedelko_fisher or nedelko_histogram.")
     r = cfg.runner
     if r.backend not in _BACKENDS:
         _fail("runner.backend", r.backend, f"choose one of {list(_BACKENDS)}.")

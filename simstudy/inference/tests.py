@@ -201,7 +201,7 @@ def corrected_resampled_t_test(differences, n_train: int, n_test: int, alternati
     mean, var = d.mean(axis=-1), d.var(axis=-1, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / np.sqrt(factor * var)
-    t = np.where(var > 0, t, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+        t = np.where(var > 0, t, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
     return _scalar(TestResult(t, _t_pvalue(t, J - 1, alternative), float(J - 1), alternative))
 
 
@@ -239,7 +239,7 @@ def paired_t_test_5x2cv(differences, alternative: str = "two-sided") -> TestResu
     num, den = d[..., 0, 0], np.sqrt(s2.mean(axis=-1))
     with np.errstate(divide="ignore", invalid="ignore"):
         t = num / den
-    t = np.where(den > 0, t, np.where(num == 0, 0.0, np.sign(num) * np.inf))
+        t = np.where(den > 0, t, np.where(num == 0, 0.0, np.sign(num) * np.inf))
     return _scalar(TestResult(t, _t_pvalue(t, 5, alternative), 5.0, alternative))
 
 
