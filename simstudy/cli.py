@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from simstudy.config import ConfigError, register_configs
 
@@ -75,7 +76,9 @@ def report_main(argv: list[str] | None = None) -> None:
     if args.rho_hats is not None:
         overrides["rho_hats"] = args.rho_hats
     summary, tests = report_run(args.run_dir, **overrides)
-    written = "summary.csv, summary.md, figures/" + (", tests.csv, table2.md" if tests is not None else "")
+    study = OmegaConf.load(Path(args.run_dir) / "config.yaml").study.name
+    written = "summary.csv, summary.md, figures/" + (", tests.csv" if tests is not None else "") + \
+        (", table2.md" if study == "cv_variance" else "")
     print(f"simstudy-report: rewrote {written} in {args.run_dir} ({len(summary)} summary rows)")
 
 
