@@ -236,25 +236,29 @@ def _fail(field_name: str, value: Any, fix: str) -> None:
     raise ConfigError(f"{field_name}={value!r} is invalid: {fix}")
 
 
+def _validate_sizes(sizes, K: int, equal_blocks_reason: str, two_per_fold_reason: str) -> None:
+    """study.sizes: non-empty, distinct, each a multiple of K with at least 2 points per fold."""
+    if len(sizes) == 0:
+        _fail("study.sizes", list(sizes), "give at least one training-set size, e.g. study.sizes=[20,400].")
+    for n in sizes:
+        if n < K:
+            _fail("study.sizes", list(sizes), f"every size must be >= K={K} (got n={n}); raise the sizes or lower study.K.")
+        if n % K:
+            _fail("study.sizes", list(sizes),
+                  f"n={n} is not a multiple of K={K}; {equal_blocks_reason}: use n={n - n % K} or n={n + K - n % K}.")
+        if n // K < 2:
+            _fail("study.sizes", list(sizes),
+                  f"n={n} with K={K} gives folds of {n // K} example(s); {two_per_fold_reason}.")
+    if len(set(sizes)) != len(sizes):
+        _fail("study.sizes", list(sizes), "remove the repeated sizes.")
+
+
 def _validate_study_cv_variance(study: DictConfig) -> None:
     K = study.K
     if not isinstance(K, int) or K < 2:
         _fail("study.K", K, "K-fold cross-validation needs K >= 2 (for example study.K=10).")
-    if len(study.sizes) == 0:
-        _fail("study.sizes", list(study.sizes), "give at least one training-set size, e.g. study.sizes=[20,400].")
-    for n in study.sizes:
-        if n < K:
-            _fail("study.sizes", list(study.sizes),
-                  f"every size must be >= K={K} (got n={n}); raise the sizes or lower study.K.")
-        if n % K:
-            _fail("study.sizes", list(study.sizes),
-                  f"n={n} is not a multiple of K={K}; the Grandvalet-Bengio estimators assume equal "
-                  f"blocks: use n={n - n % K} or n={n + K - n % K}.")
-        if n // K < 2:
-            _fail("study.sizes", list(study.sizes),
-                  f"n={n} with K={K} gives folds of {n // K} example(s); theta2/theta4 need m = n/K >= 2.")
-    if len(set(study.sizes)) != len(study.sizes):
-        _fail("study.sizes", list(study.sizes), "remove the repeated sizes.")
+    _validate_sizes(study.sizes, K, "the Grandvalet-Bengio estimators assume equal blocks",
+                    "theta2/theta4 need m = n/K >= 2")
     if study.replicates < 3:
         _fail("study.replicates", study.replicates, "need at least 3 replicates to estimate Var(mu_hat).")
     if not 0 < study.alpha < 1:
@@ -280,15 +284,8 @@ def _validate_study_cv_clt(study: DictConfig, population: DictConfig) -> None:
         _fail("study.K", K, "use at least 2 folds (3 with nested CV).")
     if study.nested_cv_replicates > 0 and K < 3:
         _fail("study.K", K, "nested CV needs K >= 3; raise study.K or set study.nested_cv_replicates=0.")
-    if not len(study.sizes):
-        _fail("study.sizes", list(study.sizes), "give at least one training-set size, e.g. study.sizes=[100,200].")
-    for n in study.sizes:
-        if n % K or n // K < 2:
-            _fail("study.sizes", list(study.sizes),
-                  f"n={n} must be a multiple of K={K} with at least 2 points per fold (the within-fold variance "
-                  f"and the hold-out variance need them); use e.g. n={max(2 * K, n - n % K)}.")
-    if len(set(study.sizes)) != len(study.sizes):
-        _fail("study.sizes", list(study.sizes), "remove the repeated sizes.")
+    _validate_sizes(study.sizes, K, "the fold statistics assume equal folds",
+                    "the within-fold and hold-out variances need m = n/K >= 2")
     if study.replicates < 2:
         _fail("study.replicates", study.replicates, "need at least 2 replicates.")
     if not 0 < study.alpha < 1:

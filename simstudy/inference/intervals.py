@@ -5,6 +5,7 @@ import numpy as np
 from scipy import stats
 
 from simstudy.inference.results import ConfidenceInterval, TestResult
+from simstudy.inference.tests import resampled_variance_factor
 from simstudy.inference.variance import block_residuals
 
 __all__ = ["cv_clt_sigma", "clt_interval", "clt_test", "holdout_interval", "holdout_test", "binomial_interval",
@@ -196,12 +197,7 @@ def resampled_t_interval(estimates, n_train: int, n_test: int, alpha: float = 0.
     """
     x = np.asarray(estimates, dtype=float)
     J = x.shape[-1]
-    if J < 2:
-        raise ValueError(f"need at least 2 train/validation splits; got {J}.")
-    if n_train < 1 or n_test < 1:
-        raise ValueError(f"n_train and n_test must be positive; got {n_train}, {n_test}.")
-    factor = 1.0 / J + (n_test / n_train if corrected else 0.0)
-    se = np.sqrt(factor * x.var(axis=-1, ddof=1))
+    se = np.sqrt(resampled_variance_factor(J, n_train, n_test, corrected) * x.var(axis=-1, ddof=1))
     name = "nadeau-bengio corrected t" if corrected else "repeated train/validation t"
     return t_interval(x.mean(axis=-1), se, J - 1, alpha, name)
 

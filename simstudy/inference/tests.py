@@ -171,6 +171,16 @@ def _scalar(result: TestResult) -> TestResult:
     return result
 
 
+def resampled_variance_factor(J: int, n_train: int, n_test: int, corrected: bool = True) -> float:
+    """Variance factor of the repeated train/validation mean: 1/J, plus n_test/n_train for
+    Nadeau & Bengio's (2003) correction of the training-set overlap."""
+    if J < 2:
+        raise ValueError(f"need at least 2 train/validation splits; got {J}.")
+    if n_train < 1 or n_test < 1:
+        raise ValueError(f"n_train and n_test must be positive; got {n_train}, {n_test}.")
+    return 1.0 / J + (n_test / n_train if corrected else 0.0)
+
+
 def corrected_resampled_t_test(differences, n_train: int, n_test: int, alternative: str = "two-sided",
                                corrected: bool = True) -> TestResult:
     """Repeated train/validation t-test, with Nadeau & Bengio's (2003) variance correction.
@@ -193,11 +203,7 @@ def corrected_resampled_t_test(differences, n_train: int, n_test: int, alternati
     _check_alternative(alternative)
     d = np.asarray(differences, dtype=float)
     J = d.shape[-1]
-    if J < 2:
-        raise ValueError(f"need at least 2 differences; got {J}.")
-    if n_train < 1 or n_test < 1:
-        raise ValueError(f"n_train and n_test must be positive; got {n_train}, {n_test}.")
-    factor = 1.0 / J + (n_test / n_train if corrected else 0.0)
+    factor = resampled_variance_factor(J, n_train, n_test, corrected)
     mean, var = d.mean(axis=-1), d.var(axis=-1, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / np.sqrt(factor * var)

@@ -8,9 +8,11 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 
 from simstudy.config import RunnerConfig
+from simstudy.rng import condition_key
 from simstudy.runner import ChunkOutput, RunReport, ShardStore, run_chunks
 
-__all__ = ["RunnerOptions", "StudyOutput", "run_phase", "phase_manifest", "first_failure"]
+__all__ = ["RunnerOptions", "SizeCondition", "StudyOutput", "run_phase", "phase_manifest", "first_failure",
+           "size_conditions", "write_tables"]
 
 
 @dataclass
@@ -19,6 +21,32 @@ class RunnerOptions(RunnerConfig):
 
     #: The command line that started the run (used in "how to reproduce" hints).
     command: str = "simstudy"
+
+
+@dataclass(frozen=True)
+class SizeCondition:
+    """One cell of a K-fold study design: training-set size n, K folds, and the hash that seeds it."""
+
+    n: int
+    K: int
+    key: str
+
+    @property
+    def m(self) -> int:
+        """Examples per fold, n / K."""
+        return self.n // self.K
+
+
+def size_conditions(study: str, sizes: Sequence[int], K: int, population) -> list[SizeCondition]:
+    """Conditions in the order of ``sizes``; each key hashes (study, n, K, population).
+
+    The learner is deliberately not part of the key: learners run on the same condition see
+    the same training sets and fold assignments (common random numbers), and a condition's
+    seed does not depend on its position in a sweep.
+    """
+    return [SizeCondition(int(n), int(K), condition_key({"study": study, "n": int(n), "K": int(K),
+                                                         "population": population.seed_params()}))
+            for n in sizes]
 
 
 @dataclass
@@ -74,3 +102,16 @@ def phase_manifest(report: RunReport) -> dict[str, Any]:
     return {"shards": report.shards, "resumed_chunks": report.resumed_chunks,
             "computed_chunks": report.computed_chunks, "chunk_errors": report.chunk_errors,
             "warnings": report.warnings}
+
+
+def write_tables(run_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame | None, **leading) -> None:
+    """Insert the ``leading`` columns (e.g. population, learner) first, in the order given, and
+    write ``summary.csv`` and (when given) ``tests.csv`` into ``run_dir``."""
+    for frame in (summary, tests):
+        if frame is None:
+            continue
+        for i, (name, value) in enumerate(leading.items()):
+            frame.insert(i, name, value)
+    summary.to_csv(Path(run_dir) / "summary.csv", index=False)
+    if tests is not None:
+        tests.to_csv(Path(run_dir) / "tests.csv", index=False)

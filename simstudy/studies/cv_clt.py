@@ -46,7 +46,9 @@ from simstudy.report.clt_figures import cv_clt_figures
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.runner import Chunk
 from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
-from simstudy.studies.base import RunnerOptions, StudyOutput, phase_manifest, run_phase
+from simstudy.studies.base import (
+    RunnerOptions, SizeCondition, StudyOutput, phase_manifest, run_phase, size_conditions, write_tables,
+)
 
 __all__ = ["Condition", "CVCLTWorker", "INTERVALS", "TESTS", "aggregate", "execute", "make_conditions",
            "write_reports"]
@@ -69,24 +71,13 @@ INTERVALS = {
 TESTS = [name for name in INTERVALS if name != "nested_cv"]
 
 
-@dataclass(frozen=True)
-class Condition:
-    """One training-set size n with K folds; ``key`` seeds the samples and splits."""
-
-    n: int
-    K: int
-    key: str
-
-    @property
-    def m(self) -> int:
-        return self.n // self.K
+#: One (n, K) cell of the design (see :class:`~simstudy.studies.base.SizeCondition`).
+Condition = SizeCondition
 
 
 def make_conditions(sizes: Sequence[int], K: int, population: Population) -> list[Condition]:
-    """Conditions keyed by (study, n, K, population): learners share samples and splits."""
-    return [Condition(int(n), int(K), condition_key({"study": "cv_clt", "n": int(n), "K": int(K),
-                                                     "population": population.seed_params()}))
-            for n in sizes]
+    """Conditions keyed by (cv_clt, n, K, population): learners share samples and splits."""
+    return size_conditions("cv_clt", sizes, K, population)
 
 
 def _self_pair(a: str, b: str) -> bool:
@@ -379,10 +370,7 @@ def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None):
     alpha = float(study["alpha"])
     summary, tests = aggregate(records, alpha)
     population = records["population"].iloc[0]
-    for frame in (summary, tests):
-        frame.insert(0, "population", population)
-    summary.to_csv(run_dir / "summary.csv", index=False)
-    tests.to_csv(run_dir / "tests.csv", index=False)
+    write_tables(run_dir, summary, tests, population=population)
     learners = summary[summary["kind"] == "learner"]
     lines = [f"# CV intervals and tests for test error ({population}, K = {int(records['K'].iloc[0])}, "
              f"alpha = {alpha})", "",

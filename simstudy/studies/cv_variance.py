@@ -34,7 +34,9 @@ from simstudy.report.figures import cv_variance_figures
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.runner import Chunk
 from simstudy.schemes import KFold
-from simstudy.studies.base import RunnerOptions, StudyOutput, phase_manifest, run_phase
+from simstudy.studies.base import (
+    RunnerOptions, SizeCondition, StudyOutput, phase_manifest, run_phase, size_conditions, write_tables,
+)
 
 __all__ = ["Condition", "CVVarianceWorker", "make_conditions", "aggregate", "execute", "write_reports", "THETAS"]
 
@@ -43,28 +45,13 @@ log = logging.getLogger("simstudy")
 THETAS = ("theta1", "theta2", "theta3", "theta4", "theta5")
 
 
-@dataclass(frozen=True)
-class Condition:
-    """One cell of the study design: training-set size n and number of folds K."""
-
-    n: int
-    K: int
-    key: str
-
-    @property
-    def m(self) -> int:
-        return self.n // self.K
+#: One (n, K) cell of the design (see :class:`~simstudy.studies.base.SizeCondition`).
+Condition = SizeCondition
 
 
 def make_conditions(sizes: Sequence[int], K: int, population: Population) -> list[Condition]:
-    """Conditions in the order of ``sizes``; each key hashes (study, n, K, population).
-
-    The learner is deliberately not part of the key: two learners run on the same condition
-    see the same training sets and fold assignments (common random numbers).
-    """
-    return [Condition(int(n), int(K), condition_key({"study": "cv_variance", "n": int(n), "K": int(K),
-                                                     "population": population.seed_params()}))
-            for n in sizes]
+    """Conditions keyed by (cv_variance, n, K, population); see :func:`~simstudy.studies.base.size_conditions`."""
+    return size_conditions("cv_variance", sizes, K, population)
 
 
 @dataclass
@@ -292,11 +279,7 @@ def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None):
         records = read_records(run_dir / "replicates.parquet")
     population, learner = records["population"].iloc[0], records["learner"].iloc[0]
     summary, tests = aggregate(records, study["alpha"], list(study["rho_hats"]), study["mu_true"])
-    for frame in (summary, tests):
-        frame.insert(0, "learner", learner)
-        frame.insert(0, "population", population)
-    summary.to_csv(run_dir / "summary.csv", index=False)
-    tests.to_csv(run_dir / "tests.csv", index=False)
+    write_tables(run_dir, summary, tests, population=population, learner=learner)
     label = f"({population}, {learner}, {study['replicates']} replicates)"
     (run_dir / "table2.md").write_text(table2_markdown(summary, tests, study["paper"]))
     (run_dir / "summary.md").write_text(
