@@ -114,6 +114,8 @@ def _threshold(low_value, high_value):
 
 _POOL_MAX_VALUES = 64
 _POOL_SLOTS = 128
+#: Nodes with at most this many samples are split from their samples, not from pool histograms.
+_POOL_MIN_SAMPLES = 16
 
 
 @numba.njit(cache=True)
@@ -206,12 +208,19 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
     left_counts = np.zeros(n_classes)
     right_counts = np.zeros(n_classes)
     order_buf = np.empty(n, np.int64)
+    tmp_buf = np.empty(n, np.int64)
+    idx_buf = np.empty(n, np.int64)
+    sorted_y = np.empty(n, np.int64)
     ybuf = np.empty(n, np.int64)
     while top > 0:
         top -= 1
         start, end, depth, node = st_start[top], st_end[top], st_depth[top], st_node[top]
         slot = st_slot[top]
         m = end - start
+        if slot >= 0 and m <= _POOL_MIN_SAMPLES:  # small node: scanning every bin costs more than its samples
+            free[n_free] = slot
+            n_free += 1
+            slot = -1
         node_counts[:] = 0.0
         for i in range(start, end):
             node_counts[y[samples[i]]] += 1.0
@@ -244,17 +253,34 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
                 if proxy > best_proxy:
                     best_proxy, best_feature, best_rank, best_thr = proxy, f, rank, thr
                     child_left_counts[:] = best_left
-            elif m * 8 < nv:  # small node: sort its ranks
-                for i in range(m):
-                    order_buf[i] = ranks[f, samples[start + i]]
-                idx = np.argsort(order_buf[:m], kind="mergesort")
+            elif m * 8 < nv or m <= _POOL_MIN_SAMPLES:  # small node: sort its ranks
+                frow = ranks[f]
+                if m <= _POOL_MIN_SAMPLES:  # stable insertion sort of (rank, position)
+                    for i in range(m):
+                        r = frow[samples[start + i]]
+                        j = i
+                        while j > 0 and order_buf[j - 1] > r:
+                            order_buf[j] = order_buf[j - 1]
+                            idx_buf[j] = idx_buf[j - 1]
+                            j -= 1
+                        order_buf[j] = r
+                        idx_buf[j] = i
+                    for i in range(m):
+                        sorted_y[i] = ybuf[idx_buf[i]]
+                else:
+                    for i in range(m):
+                        tmp_buf[i] = frow[samples[start + i]]
+                    idx = np.argsort(tmp_buf[:m], kind="mergesort")
+                    for i in range(m):
+                        order_buf[i] = tmp_buf[idx[i]]
+                        sorted_y[i] = ybuf[idx[i]]
                 left_counts[:] = 0.0
                 n_left = 0
                 for j in range(m - 1):
-                    left_counts[ybuf[idx[j]]] += 1.0
+                    left_counts[sorted_y[j]] += 1.0
                     n_left += 1
-                    r0 = order_buf[idx[j]]
-                    r1 = order_buf[idx[j + 1]]
+                    r0 = order_buf[j]
+                    r1 = order_buf[j + 1]
                     if r1 == r0:
                         continue
                     proxy = _split_proxy(values[f, r0], values[f, r1], left_counts, node_counts, right_counts,
@@ -303,17 +329,29 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
                                    max_depth, min_split, min_leaf)
             grow_right = _may_split(child_left_counts, node_counts, m_right, depth + 1, False, criterion,
                                     max_depth, min_split, min_leaf)
-            if (grow_left or grow_right) and n_free > 0:
+            lo_i, hi_i = (start, i) if m_left <= m_right else (i, end)
+            large_grows = grow_right if m_left <= m_right else grow_left
+            if hi_i - lo_i <= _POOL_MIN_SAMPLES and large_grows and max(m_left, m_right) > _POOL_MIN_SAMPLES:
+                # tiny smaller child: it gets no slot; the parent's slot becomes the larger child's
+                # by removing the tiny child's samples one by one
+                for f in range(p):
+                    frow = ranks[f]
+                    for k in range(lo_i, hi_i):
+                        s_idx = samples[k]
+                        pool[slot, f, frow[s_idx], y[s_idx]] -= 1.0
+                if m_left <= m_right:
+                    slot_right = slot
+                else:
+                    slot_left = slot
+            elif (grow_left or grow_right) and n_free > 0 and hi_i - lo_i > _POOL_MIN_SAMPLES:
                 n_free -= 1
                 small = free[n_free]
-                lo_i, hi_i = (start, i) if m_left <= m_right else (i, end)
                 pool[small] = 0.0
                 for f in range(p):
                     frow = ranks[f]
                     for k in range(lo_i, hi_i):
                         s_idx = samples[k]
                         pool[small, f, frow[s_idx], y[s_idx]] += 1.0
-                large_grows = grow_right if m_left <= m_right else grow_left
                 small_grows = grow_left if m_left <= m_right else grow_right
                 if large_grows:
                     pool[slot] -= pool[small]
