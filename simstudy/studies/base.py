@@ -8,11 +8,12 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 
 from simstudy.config import RunnerConfig
+from simstudy.records import read_records, timing_by_condition
 from simstudy.rng import condition_key
 from simstudy.runner import ChunkOutput, RunReport, ShardStore, run_chunks
 
 __all__ = ["RunnerOptions", "SizeCondition", "StudyOutput", "run_phase", "phase_manifest", "first_failure",
-           "size_conditions", "write_tables"]
+           "size_conditions", "size_conditions_manifest", "load_records", "write_tables"]
 
 
 @dataclass
@@ -115,3 +116,18 @@ def write_tables(run_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame | Non
     summary.to_csv(Path(run_dir) / "summary.csv", index=False)
     if tests is not None:
         tests.to_csv(Path(run_dir) / "tests.csv", index=False)
+
+
+def size_conditions_manifest(conditions: Sequence[SizeCondition], replicates: int, records: pd.DataFrame,
+                             report: RunReport) -> list[dict[str, Any]]:
+    """Manifest entry per condition: n, K, key, replicates, failed replicates, worker wall/CPU."""
+    timing = timing_by_condition(report.outputs)
+    failed = records[records["error"] != ""]
+    return [{"n": c.n, "K": c.K, "condition_key": c.key, "replicates": int(replicates),
+             "failed": int(failed.loc[failed["n"] == c.n, "replicate"].nunique()), **timing.get(i, {})}
+            for i, c in enumerate(conditions)]
+
+
+def load_records(run_dir: Path, records: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``records`` when given, else the run's ``replicates.parquet``."""
+    return records if records is not None else read_records(Path(run_dir) / "replicates.parquet")

@@ -40,14 +40,15 @@ from simstudy.inference import (
 from simstudy.learners.indexed import build_sample_fitter
 from simstudy.metrics import rejection_rate
 from simstudy.populations import Population, build_population
-from simstudy.records import read_records, timing_by_condition, write_records
+from simstudy.records import write_records
 from simstudy.report import frame_to_markdown
 from simstudy.report.clt_figures import cv_clt_figures
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.runner import Chunk
 from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
 from simstudy.studies.base import (
-    RunnerOptions, SizeCondition, StudyOutput, phase_manifest, run_phase, size_conditions, write_tables,
+    RunnerOptions, SizeCondition, StudyOutput, load_records, phase_manifest, run_phase, size_conditions,
+    size_conditions_manifest, write_tables,
 )
 
 __all__ = ["Condition", "CVCLTWorker", "INTERVALS", "TESTS", "aggregate", "execute", "make_conditions",
@@ -336,14 +337,10 @@ def execute(cfg, run_dir: Path, options: RunnerOptions) -> StudyOutput:
     records.insert(0, "population", population.name)
     write_records(records, run_dir / "replicates.parquet")
     summary, tests, figures = write_reports(run_dir, study, records)
-    timing = timing_by_condition(report.outputs)
-    failed = records[records["error"] != ""]
     manifest = {
         "population": population.describe(), "learners": {k: f.describe() for k, f in fitters.items()},
         "comparisons": [comparison_label(a, b) for a, b in comparisons], **phase_manifest(report),
-        "conditions": [{"n": c.n, "K": c.K, "condition_key": c.key, "replicates": int(study.replicates),
-                        "failed_rows": int((failed["n"] == c.n).sum()), **timing.get(i, {})}
-                       for i, c in enumerate(conditions)],
+        "conditions": size_conditions_manifest(conditions, study.replicates, records, report),
     }
     return StudyOutput(summary, tests, records, figures, manifest)
 
@@ -365,8 +362,7 @@ def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None):
     figures : list of Path
     """
     run_dir = Path(run_dir)
-    if records is None:
-        records = read_records(run_dir / "replicates.parquet")
+    records = load_records(run_dir, records)
     alpha = float(study["alpha"])
     summary, tests = aggregate(records, alpha)
     population = records["population"].iloc[0]

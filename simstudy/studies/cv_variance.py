@@ -28,14 +28,15 @@ from simstudy.inference import cv_t_test, variance_estimates_from_blocks, zero_s
 from simstudy.learners import SklearnLearner, build_learner
 from simstudy.metrics import between_block_correlation, mean_summary, rejection_rate
 from simstudy.populations import Population, ResidualPopulation, build_population
-from simstudy.records import read_records, timing_by_condition, write_records
+from simstudy.records import write_records
 from simstudy.report import frame_to_markdown, table2_markdown
 from simstudy.report.figures import cv_variance_figures
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.runner import Chunk
 from simstudy.schemes import KFold
 from simstudy.studies.base import (
-    RunnerOptions, SizeCondition, StudyOutput, phase_manifest, run_phase, size_conditions, write_tables,
+    RunnerOptions, SizeCondition, StudyOutput, load_records, phase_manifest, run_phase, size_conditions,
+    size_conditions_manifest, write_tables,
 )
 
 __all__ = ["Condition", "CVVarianceWorker", "make_conditions", "aggregate", "execute", "write_reports", "THETAS"]
@@ -246,14 +247,10 @@ def execute(cfg, run_dir: Path, options: RunnerOptions) -> StudyOutput:
     records.insert(0, "population", population.name)
     write_records(records, run_dir / "replicates.parquet")
     summary, tests, figures = write_reports(run_dir, study, records)
-    timing = timing_by_condition(report.outputs)
-    failed = records[records["error"] != ""]
     manifest = {
         "population": population.describe(), "learner": learner.describe() if learner else None,
         **phase_manifest(report),
-        "conditions": [{"n": c.n, "K": c.K, "condition_key": c.key, "replicates": int(study.replicates),
-                        "failed": int((failed["n"] == c.n).sum()), **timing.get(i, {})}
-                       for i, c in enumerate(conditions)],
+        "conditions": size_conditions_manifest(conditions, study.replicates, records, report),
     }
     return StudyOutput(summary, tests, records, figures, manifest)
 
@@ -275,8 +272,7 @@ def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None):
     figures : list of Path
     """
     run_dir = Path(run_dir)
-    if records is None:
-        records = read_records(run_dir / "replicates.parquet")
+    records = load_records(run_dir, records)
     population, learner = records["population"].iloc[0], records["learner"].iloc[0]
     summary, tests = aggregate(records, study["alpha"], list(study["rho_hats"]), study["mu_true"])
     write_tables(run_dir, summary, tests, population=population, learner=learner)
