@@ -2,6 +2,7 @@
 import logging
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 from sklearn.tree import DecisionTreeClassifier
@@ -109,3 +110,110 @@ def test_statistically_indistinguishable_on_letter(n, R):
     ra = aggregate(out["numba"], 0.05, [0.0], "mean_cv")[0].iloc[0]
     rb = aggregate(out["sklearn"], 0.05, [0.0], "mean_cv")[0].iloc[0]
     assert abs(ra.rho - rb.rho) < 4 * np.hypot(ra.rho_se, rb.rho_se)
+
+
+def _fold_by_fold(X, y, labels, K, seeds, **params):
+    """Reference for the one-call CV kernel: fit_cart on each training fold, predict its fold."""
+    losses = np.empty(len(y))
+    trees = []
+    for k in range(K):
+        test = labels == k
+        tree = fit_cart(X[~test], y[~test], seeds[k], **params)
+        losses[test] = predict_cart(tree, X[test]) != y[test]
+        trees.append(tree)
+    return losses, trees
+
+
+@pytest.mark.parametrize("kind", ["letter-like", "continuous", "near-duplicates", "three-classes"])
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_one_call_cross_validation_equals_fold_by_fold_fits(kind, criterion):
+    """cross_validate_cart grows fold k's tree exactly as fit_cart on the rows outside fold k
+    (same seed): identical node arrays and identical per-row losses."""
+    from simstudy.learners.cart import RankedFeatures, cross_validate_cart
+
+    rng = np.random.default_rng(7)
+    n, K = 300, 10
+    X = rng.integers(0, 16, (n, 6)).astype(np.float32)      # few values: histogram pool path
+    if kind == "continuous":
+        X = rng.normal(size=(n, 6)).astype(np.float32)      # many values: sort/histogram path
+    elif kind == "near-duplicates":  # values k 1e-6 and k 1e-6 + 5e-8: candidates between them are skipped
+        X[:, 3] = (rng.integers(0, 16, n) * 1e-6 + (np.arange(n) < n // 2) * 5e-8).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=n) * 4 > 15).astype(int)
+    if kind == "three-classes":
+        y = y + (X[:, 2] > 10)
+    labels = rng.permutation(np.repeat(np.arange(K), n // K))
+    seeds = list(range(100, 100 + K))
+    ranked = RankedFeatures.from_array(X)
+    if kind == "near-duplicates":
+        assert ranked.close[3] and not ranked.close[0]
+    cv = cross_validate_cart(ranked, y, labels, K, seeds, criterion=criterion)
+    losses, trees = _fold_by_fold(ranked, y, labels, K, seeds, criterion=criterion)
+    np.testing.assert_array_equal(cv.losses, losses)
+    for ours, ref in zip(cv.models, trees):
+        for name in ("feature", "threshold", "left", "right"):
+            np.testing.assert_array_equal(getattr(ours, name), getattr(ref, name))
+        np.testing.assert_array_equal(predict_cart(ours, X), predict_cart(ref, X))
+    assert cross_validate_cart(ranked, y, labels, K, seeds, criterion=criterion, keep_models=False).models is None
+    with pytest.raises(ValueError, match="seeds"):
+        cross_validate_cart(ranked, y, labels, K, seeds[:3])
+
+
+def test_all_feature_gini_scan_equals_the_scalar_scan():
+    """The SIMD-friendly two-class Gini scan finds, for every feature, the same best proxy
+    (bitwise) and rank as the scalar bin scan, on random histograms with empty bins and
+    min_samples_leaf constraints."""
+    from simstudy.learners.cart import _GINI, _best_split_in_bins, _gini2_scan_all_features
+
+    rng = np.random.default_rng(3)
+    found = 0
+    for trial in range(300):
+        p, bins, m = int(rng.integers(1, 20)), int(rng.integers(2, 40)), int(rng.integers(1, 60))
+        y = (rng.random(m) < rng.random()).astype(int)               # the node's labels
+        counts = np.zeros((2, bins, p))
+        for f in range(p):                                           # each feature: the same samples in bins
+            used = rng.choice(bins, size=int(rng.integers(1, bins + 1)), replace=False)
+            np.add.at(counts[:, :, f], (y, rng.choice(used, size=m)), 1.0)
+        node = np.bincount(y, minlength=2).astype(float)
+        min_leaf = int(rng.integers(1, 4))
+        values = np.arange(bins, dtype=float)
+        cum0, cum1, best, rank = np.empty(p), np.empty(p), np.empty(p), np.empty(p, np.int64)
+        _gini2_scan_all_features(counts, node[0], node[1], m, min_leaf, bins, cum0, cum1, best, rank)
+        scratch = [np.zeros(2) for _ in range(3)]
+        for f in range(p):
+            proxy, r, _ = _best_split_in_bins(counts, f, 0, bins - 1, values, node, m, min_leaf, _GINI, *scratch,
+                                              False)
+            assert proxy == best[f] and (r == rank[f] or proxy == -np.inf), (trial, f)
+            found += proxy > -np.inf
+    assert found > 1000  # most features have a valid split: the comparison is not vacuous
+
+
+def test_study_records_do_not_depend_on_the_one_call_kernel():
+    """The cv_variance worker gives identical records (losses, theta's, exact fold errors)
+    whether the tree's one-call CV kernel or the generic fold loop of fit/predict is used."""
+    from simstudy.populations.tabular import TabularPopulation
+    from simstudy.runner import Chunk
+    from simstudy.studies.cv_variance import CVVarianceWorker, make_conditions
+
+    class FoldLoopOnly:  # the same learner without its cross_validate method
+        def __init__(self, learner):
+            self._learner = learner
+            self.dtype, self.name = learner.dtype, learner.name
+
+        def __getattr__(self, name):
+            if name == "cross_validate":
+                raise AttributeError(name)
+            return getattr(self._learner, name)
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 8, (2000, 5)).astype(float)
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=2000) * 2 > 7).astype(int)
+    pop = TabularPopulation(X, y, name="toy")
+    conds = make_conditions([20, 100], 10, pop)
+    tree = CartLearner(DecisionTreeClassifier())
+    for truth in (False, True):
+        fast = CVVarianceWorker(pop, tree, conds, seed=5, truth=truth)
+        loop = CVVarianceWorker(pop, FoldLoopOnly(tree), conds, seed=5, truth=truth)
+        for c in range(2):
+            a, b = fast(Chunk(c, 0, 20)), loop(Chunk(c, 0, 20))
+            assert (a["error"] == "").all()
+            pd.testing.assert_frame_equal(a, b)

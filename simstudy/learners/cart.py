@@ -10,6 +10,13 @@ of simulation studies:
   finds its best split on that feature from class counts per rank, gathered in one pass
   (O(node size + number of distinct values)), or by sorting the node's ranks when the node is
   small compared with the number of distinct values. Both are exact.
+- With at most 64 distinct values per feature (Letter has 16), a node's class counts per
+  (class, rank, feature) live in a pool slot: a split builds the smaller child's counts from its
+  samples and gets the larger child's by subtraction; for two-class Gini all features are
+  scanned at once by a branch-free loop with the feature innermost (SIMD), other criteria
+  feature by feature. Nodes of at most 4 samples sort their samples instead.
+- :func:`cross_validate_cart` grows the K fold trees of a sample and predicts the held-out
+  folds in one compiled call (the trees of ``fit_cart`` on each training fold).
 - Candidate thresholds, the split criterion and the stopping rules are scikit-learn's:
   threshold = midpoint of two consecutive distinct values (the lower value if the midpoint
   rounds up to the upper one), splits between values closer than 1e-7 are skipped, the Gini
@@ -34,8 +41,10 @@ from typing import Any
 import numba
 import numpy as np
 
-__all__ = ["CartTree", "CartLearner", "RankedFeatures", "fit_cart", "population_errors", "predict_cart",
-           "supported_tree_params"]
+from simstudy.learners.crossval import CrossValidation
+
+__all__ = ["CartTree", "CartLearner", "RankedFeatures", "cross_validate_cart", "fit_cart",
+           "population_errors", "predict_cart", "supported_tree_params"]
 
 _FEATURE_THRESHOLD = 1e-7
 _EPSILON = np.finfo(np.float64).eps
@@ -115,14 +124,14 @@ def _threshold(low_value, high_value):
 _POOL_MAX_VALUES = 64
 _POOL_SLOTS = 128
 #: Nodes with at most this many samples are split from their samples, not from pool histograms.
-_POOL_MIN_SAMPLES = 16
+_POOL_MIN_SAMPLES = 4
 
 
 @numba.njit(cache=True)
-def _best_split_in_bins(counts, lo, hi, values_f, node_counts, m, min_leaf, criterion, left_counts, right_counts,
+def _best_split_in_bins(counts, f, lo, hi, values_f, node_counts, m, min_leaf, criterion, left_counts, right_counts,
                         best_left, clear):
-    """Best split of one feature from its class counts per rank ``counts[lo..hi]`` (bins in
-    increasing value; the first strictly best candidate wins). Returns (proxy, rank, threshold),
+    """Best split of feature ``f`` from its class counts per rank ``counts[:, lo..hi, f]`` (bins
+    in increasing value; the first strictly best candidate wins). Returns (proxy, rank, threshold),
     proxy -inf when no candidate is valid; the left class counts of the best go to ``best_left``.
     ``clear`` zeroes the bins on the way (scratch histograms)."""
     n_classes = node_counts.shape[0]
@@ -133,7 +142,7 @@ def _best_split_in_bins(counts, lo, hi, values_f, node_counts, m, min_leaf, crit
     for r in range(lo, hi + 1):
         cnt = 0.0
         for c in range(n_classes):
-            cnt += counts[r, c]
+            cnt += counts[c, r, f]
         if cnt == 0.0:
             continue
         if prev >= 0:
@@ -144,26 +153,82 @@ def _best_split_in_bins(counts, lo, hi, values_f, node_counts, m, min_leaf, crit
                 best_thr = _threshold(values_f[prev], values_f[r])
                 best_left[:] = left_counts
         for c in range(n_classes):
-            left_counts[c] += counts[r, c]
+            left_counts[c] += counts[c, r, f]
             if clear:
-                counts[r, c] = 0.0
+                counts[c, r, f] = 0.0
         n_left += int(cnt)
         prev = r
     return best_proxy, best_rank, best_thr
 
 
+@numba.njit(cache=True, error_model="numpy")
+def _gini2_scan_all_features(counts, n0, n1, m, min_leaf, n_bins, cum0, cum1, best_proxy, best_rank):
+    """Best Gini split of every feature at once, two classes, from a node's histogram
+    ``counts[class, rank, feature]``.
+
+    The same candidates, proxy and tie rule as :func:`_best_split_in_bins` (the proxy
+    (l0^2 + l1^2)/n_L + (r0^2 + r1^2)/n_R of eq. 9.13 of Breiman et al., evaluated in the same
+    floating-point order; the first strictly larger candidate of a feature wins), written with
+    the feature as the inner, branch-free loop so that it compiles to SIMD code. A split after
+    rank r is a candidate when bin r is not empty and both sides keep ``min_leaf`` samples
+    (then a later bin is not empty either: the split lies between two consecutive present
+    values). The 1e-7 closeness rule is not checked here: callers scan features whose
+    distinct values come that close with :func:`_best_split_in_bins`.
+    """
+    p = counts.shape[2]
+    mf = float(m)
+    lim = float(min_leaf)
+    for f in range(p):
+        cum0[f] = 0.0
+        cum1[f] = 0.0
+        best_proxy[f] = -np.inf
+        best_rank[f] = -1
+    for r in range(n_bins):
+        for f in range(p):
+            h0 = counts[0, r, f]
+            h1 = counts[1, r, f]
+            l0 = cum0[f] + h0
+            l1 = cum1[f] + h1
+            cum0[f] = l0
+            cum1[f] = l1
+            nl = l0 + l1
+            nr = mf - nl
+            r0 = n0 - l0
+            r1 = n1 - l1
+            proxy = (l0 * l0 + l1 * l1) / nl + (r0 * r0 + r1 * r1) / nr
+            better = (h0 + h1 > 0.0) & (nl >= lim) & (nr >= lim) & (proxy > best_proxy[f])
+            best_proxy[f] = proxy if better else best_proxy[f]
+            best_rank[f] = r if better else best_rank[f]
+
+
 @numba.njit(cache=True)
-def _may_split(left_counts, node_counts, m_child, depth, is_left, criterion, max_depth, min_split, min_leaf):
-    """Whether a child (class counts from the split) can be split further (not a leaf)."""
-    counts = left_counts.copy() if is_left else node_counts - left_counts
+def _child_may_split(counts, m_child, depth, criterion, max_depth, min_split, min_leaf):
+    """Whether a child with class counts ``counts`` can be split further (is not a leaf)."""
     if m_child < min_split or m_child < 2 * min_leaf or (max_depth >= 0 and depth >= max_depth):
         return False
     return _impurity(counts, m_child, criterion) > _EPSILON
 
 
 @numba.njit(cache=True)
-def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split, min_leaf, seed):
-    p, n = ranks.shape
+def _new_pool(n_values, n_classes, p):
+    """Scratch histograms for :func:`_grow`: (slots, classes, ranks, features), or one dummy
+    slot when a feature has too many distinct values for histogram subtraction to pay."""
+    max_values = 0
+    for f in range(p):
+        max_values = max(max_values, n_values[f])
+    if max_values <= _POOL_MAX_VALUES:
+        return np.empty((_POOL_SLOTS, n_classes, max_values, p))
+    return np.empty((1, 1, 1, 1))
+
+
+@numba.njit(cache=True)
+def _grow(ranks, values, n_values, close, y, n_classes, samples, criterion, max_depth, min_split, min_leaf, seed,
+          pool):
+    """Grow one tree on the rows ``samples`` of a ranked sample (``ranks[f, i]``, labels ``y[i]``
+    encoded 0..n_classes-1); ``samples`` is reordered in place, ``pool`` comes from :func:`_new_pool`.
+    Returns the node arrays (feature, threshold, left, right, leaf class)."""
+    p = ranks.shape[0]
+    n = samples.shape[0]
     np.random.seed(seed)
     features = np.arange(p)
     cap = 2 * n + 1
@@ -172,37 +237,44 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
     left = np.full(cap, -1, np.int64)
     right = np.full(cap, -1, np.int64)
     leaf_class = np.zeros(cap, np.int64)
-    samples = np.arange(n)
-    # stack of (start, end, depth, node id)
+    # stack of (start, end, depth, node id, pool slot)
     st_start = np.empty(cap, np.int64)
     st_end = np.empty(cap, np.int64)
     st_depth = np.empty(cap, np.int64)
     st_node = np.empty(cap, np.int64)
     st_slot = np.full(cap, -1, np.int64)
-    top = 0
     st_start[0], st_end[0], st_depth[0], st_node[0] = 0, n, 0, 0
     top = 1
     node_count = 1
     max_values = 0
     for f in range(p):
         max_values = max(max_values, n_values[f])
-    hist = np.zeros((max_values, n_classes))
-    # Histogram subtraction (few distinct values): a node's class counts per (feature, rank) are
-    # kept in a pool slot; a split builds the smaller child's from its samples and turns the
-    # parent's slot into the larger child's by subtraction. The split search then scans bins.
-    use_pool = max_values <= _POOL_MAX_VALUES
-    n_slots = _POOL_SLOTS if use_pool else 1
-    pool = np.zeros((n_slots, p, max_values if use_pool else 1, n_classes))
-    free = np.arange(n_slots - 1, -1, -1)
-    n_free = n_slots if use_pool else 0
+    hist = np.zeros((n_classes, max_values, 1))
+    # Histogram subtraction (few distinct values): a node's class counts per (class, rank,
+    # feature) are kept in a pool slot; a split builds the smaller child's from its samples and
+    # turns the parent's slot into the larger child's by subtraction. The split search then
+    # scans bins (all features at once for two-class Gini).
+    use_pool = pool.shape[0] > 1
+    n_slots = pool.shape[0] if use_pool else 0
+    free = np.arange(max(n_slots, 1) - 1, -1, -1)
+    n_free = n_slots
+    vector_scan = use_pool and n_classes == 2 and criterion == _GINI
+    cum0 = np.empty(p)
+    cum1 = np.empty(p)
+    feat_proxy = np.empty(p)
+    feat_rank = np.empty(p, np.int64)
     child_left_counts = np.zeros(n_classes)
+    child_counts = np.zeros(n_classes)
     best_left = np.zeros(n_classes)
     if use_pool:
         n_free -= 1
         root = free[n_free]
-        for f in range(p):
-            for i in range(n):
-                pool[root, f, ranks[f, i], y[i]] += 1.0
+        pool[root] = 0.0
+        for i in range(n):
+            s_idx = samples[i]
+            hs = pool[root, y[s_idx]]
+            for f in range(p):  # features inner: independent increments
+                hs[ranks[f, s_idx], f] += 1.0
         st_slot[0] = root
     node_counts = np.zeros(n_classes)
     left_counts = np.zeros(n_classes)
@@ -244,15 +316,20 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
         for a in range(p - 1, 0, -1):  # Fisher-Yates: a uniformly random feature order per node
             b = np.random.randint(0, a + 1)
             features[a], features[b] = features[b], features[a]
+        if slot >= 0 and vector_scan:
+            _gini2_scan_all_features(pool[slot], node_counts[0], node_counts[1], m, min_leaf, max_values,
+                                     cum0, cum1, feat_proxy, feat_rank)
         for f in features:
             nv = n_values[f]
-            if slot >= 0:  # class counts per rank from the pool: scan bins only
-                proxy, rank, thr = _best_split_in_bins(pool[slot, f], 0, nv - 1, values[f], node_counts, m,
+            if slot >= 0 and vector_scan and not close[f]:  # found by the all-feature scan
+                if feat_proxy[f] > best_proxy:
+                    best_proxy, best_feature, best_rank = feat_proxy[f], f, feat_rank[f]
+            elif slot >= 0:  # class counts per rank from the pool: scan bins only
+                proxy, rank, thr = _best_split_in_bins(pool[slot], f, 0, nv - 1, values[f], node_counts, m,
                                                        min_leaf, criterion, left_counts, right_counts, best_left,
                                                        False)
                 if proxy > best_proxy:
-                    best_proxy, best_feature, best_rank, best_thr = proxy, f, rank, thr
-                    child_left_counts[:] = best_left
+                    best_proxy, best_feature, best_rank = proxy, f, rank
             elif m * 8 < nv or m <= _POOL_MIN_SAMPLES:  # small node: sort its ranks
                 frow = ranks[f]
                 if m <= _POOL_MIN_SAMPLES:  # stable insertion sort of (rank, position)
@@ -287,35 +364,41 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
                                          n_left, m, min_leaf, criterion)
                     if proxy > best_proxy:
                         best_proxy, best_feature, best_rank = proxy, f, r0
-                        best_thr = _threshold(values[f, r0], values[f, r1])
             else:  # histogram of class counts per rank, built from the node's samples
                 lo = nv
                 hi = -1
                 frow = ranks[f]
                 for i in range(m):
                     r = frow[samples[start + i]]
-                    hist[r, ybuf[i]] += 1.0
+                    hist[ybuf[i], r, 0] += 1.0
                     if r < lo:
                         lo = r
                     if r > hi:
                         hi = r
-                proxy, rank, thr = _best_split_in_bins(hist, lo, hi, values[f], node_counts, m, min_leaf, criterion,
-                                                       left_counts, right_counts, best_left, True)
+                proxy, rank, thr = _best_split_in_bins(hist, 0, lo, hi, values[f], node_counts, m, min_leaf,
+                                                       criterion, left_counts, right_counts, best_left, True)
                 if proxy > best_proxy:
-                    best_proxy, best_feature, best_rank, best_thr = proxy, f, rank, thr
+                    best_proxy, best_feature, best_rank = proxy, f, rank
         if best_feature < 0:
             if slot >= 0:
                 free[n_free] = slot
                 n_free += 1
             continue
-        # partition samples[start:end]: rank <= best_rank to the left
+        # partition samples[start:end]: rank <= best_rank to the left; the threshold lies between
+        # the best rank's value and the next value present in the node
+        next_rank = n_values[best_feature]
         i, j = start, end - 1
+        frow = ranks[best_feature]
         while i <= j:
-            if ranks[best_feature, samples[i]] <= best_rank:
+            r = frow[samples[i]]
+            if r <= best_rank:
                 i += 1
             else:
+                if r < next_rank:
+                    next_rank = r
                 samples[i], samples[j] = samples[j], samples[i]
                 j -= 1
+        best_thr = _threshold(values[best_feature, best_rank], values[best_feature, next_rank])
         feature[node] = best_feature
         threshold[node] = best_thr
         left[node] = node_count
@@ -325,20 +408,25 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
         if slot >= 0:
             m_left = i - start
             m_right = end - i
-            grow_left = _may_split(child_left_counts, node_counts, m_left, depth + 1, True, criterion,
-                                   max_depth, min_split, min_leaf)
-            grow_right = _may_split(child_left_counts, node_counts, m_right, depth + 1, False, criterion,
-                                    max_depth, min_split, min_leaf)
+            child_left_counts[:] = 0.0
+            for k in range(start, i):
+                child_left_counts[y[samples[k]]] += 1.0
+            grow_left = _child_may_split(child_left_counts, m_left, depth + 1, criterion, max_depth, min_split,
+                                         min_leaf)
+            for c in range(n_classes):
+                child_counts[c] = node_counts[c] - child_left_counts[c]
+            grow_right = _child_may_split(child_counts, m_right, depth + 1, criterion, max_depth, min_split,
+                                          min_leaf)
             lo_i, hi_i = (start, i) if m_left <= m_right else (i, end)
             large_grows = grow_right if m_left <= m_right else grow_left
             if hi_i - lo_i <= _POOL_MIN_SAMPLES and large_grows and max(m_left, m_right) > _POOL_MIN_SAMPLES:
                 # tiny smaller child: it gets no slot; the parent's slot becomes the larger child's
                 # by removing the tiny child's samples one by one
-                for f in range(p):
-                    frow = ranks[f]
-                    for k in range(lo_i, hi_i):
-                        s_idx = samples[k]
-                        pool[slot, f, frow[s_idx], y[s_idx]] -= 1.0
+                for k in range(lo_i, hi_i):
+                    s_idx = samples[k]
+                    hs = pool[slot, y[s_idx]]
+                    for f in range(p):
+                        hs[ranks[f, s_idx], f] -= 1.0
                 if m_left <= m_right:
                     slot_right = slot
                 else:
@@ -347,11 +435,11 @@ def _grow(ranks, values, n_values, y, n_classes, criterion, max_depth, min_split
                 n_free -= 1
                 small = free[n_free]
                 pool[small] = 0.0
-                for f in range(p):
-                    frow = ranks[f]
-                    for k in range(lo_i, hi_i):
-                        s_idx = samples[k]
-                        pool[small, f, frow[s_idx], y[s_idx]] += 1.0
+                for k in range(lo_i, hi_i):  # features inner: independent increments
+                    s_idx = samples[k]
+                    hs = pool[small, y[s_idx]]
+                    for f in range(p):
+                        hs[ranks[f, s_idx], f] += 1.0
                 small_grows = grow_left if m_left <= m_right else grow_right
                 if large_grows:
                     pool[slot] -= pool[small]
@@ -437,6 +525,19 @@ def _rank_features(X, ranks, values, n_values):
             ranks[f, i] = np.searchsorted(distinct, X[i, f])
 
 
+@numba.njit(cache=True)
+def _close_values(values, n_values):
+    """Per feature: do two consecutive distinct values lie within scikit-learn's 1e-7 (so that
+    some split candidates between them are skipped)? Gaps only widen in row subsets."""
+    close = np.zeros(values.shape[0], np.bool_)
+    for f in range(values.shape[0]):
+        for j in range(n_values[f] - 1):
+            if values[f, j + 1] <= values[f, j] + _FEATURE_THRESHOLD:
+                close[f] = True
+                break
+    return close
+
+
 @dataclass(frozen=True)
 class RankedFeatures:
     """Features with their per-feature ranks, computed once for a sample.
@@ -449,6 +550,7 @@ class RankedFeatures:
     ranks: np.ndarray      # (p, n) int32
     values: np.ndarray     # (p, n) distinct values per feature, ascending
     n_values: np.ndarray   # (p,)
+    close: np.ndarray      # (p,) bool, see _close_values
 
     @classmethod
     def from_array(cls, X: np.ndarray) -> "RankedFeatures":
@@ -458,10 +560,11 @@ class RankedFeatures:
         values = np.empty((p, max(n, 1)), np.float64)
         n_values = np.empty(p, np.int64)
         _rank_features(X, ranks, values, n_values)
-        return cls(X, ranks, values, n_values)
+        return cls(X, ranks, values, n_values, _close_values(values, n_values))
 
     def __getitem__(self, rows) -> "RankedFeatures":
-        return RankedFeatures(self.X[rows], np.ascontiguousarray(self.ranks[:, rows]), self.values, self.n_values)
+        return RankedFeatures(self.X[rows], np.ascontiguousarray(self.ranks[:, rows]), self.values, self.n_values,
+                              self.close)
 
     @property
     def shape(self):
@@ -483,9 +586,10 @@ def fit_cart(X, y: np.ndarray, seed: int, criterion: str = "gini", max_depth: in
     classes, y_enc = np.unique(y, return_inverse=True)
     crit = _GINI if criterion == "gini" else _ENTROPY
     ranks, values, n_values = ranked.ranks, ranked.values, ranked.n_values
-    out = _grow(ranks, values, n_values, y_enc.astype(np.int64), len(classes), crit,
-                -1 if max_depth is None else int(max_depth), int(min_samples_split), int(min_samples_leaf),
-                int(seed) % (2**32 - 1))
+    pool = _new_pool(n_values, len(classes), ranks.shape[0])
+    out = _grow(ranks, values, n_values, ranked.close, y_enc.astype(np.int64), len(classes),
+                np.arange(ranks.shape[1]), crit, -1 if max_depth is None else int(max_depth),
+                int(min_samples_split), int(min_samples_leaf), int(seed) % (2**32 - 1), pool)
     return CartTree(*out, classes=classes)
 
 
@@ -497,6 +601,81 @@ def _count_errors(X, y, feature, threshold, left, right, leaf_label):
         if leaf_label[_leaf_of(X, i, feature, threshold, left, right)] != y[i]:
             errors += 1
     return errors
+
+
+@numba.njit(cache=True)
+def _cross_validate(X, ranks, values, n_values, close, y, n_classes, labels, K, seeds, criterion, max_depth,
+                    min_split, min_leaf):
+    """K-fold CV in one call: the tree of fold k is grown on the rows with ``labels != k`` (in row
+    order, exactly as :func:`fit_cart` on that subset) with seed ``seeds[k]`` and predicts the
+    rows of fold k. Returns the per-row misclassification flags and the K trees' node arrays,
+    concatenated (tree k occupies ``offsets[k]:offsets[k + 1]``; child indices are local)."""
+    n = labels.shape[0]
+    pool = _new_pool(n_values, n_classes, ranks.shape[0])
+    wrong = np.zeros(n, np.bool_)
+    cap = K * (2 * n + 1)
+    feature = np.empty(cap, np.int64)
+    threshold = np.empty(cap)
+    left = np.empty(cap, np.int64)
+    right = np.empty(cap, np.int64)
+    leaf_class = np.empty(cap, np.int64)
+    offsets = np.zeros(K + 1, np.int64)
+    samples = np.empty(n, np.int64)
+    for k in range(K):
+        m = 0
+        for i in range(n):
+            if labels[i] != k:
+                samples[m] = i
+                m += 1
+        fe, th, le, ri, lc = _grow(ranks, values, n_values, close, y, n_classes, samples[:m], criterion, max_depth,
+                                   min_split, min_leaf, seeds[k], pool)
+        o = offsets[k]
+        count = fe.shape[0]
+        feature[o:o + count] = fe
+        threshold[o:o + count] = th
+        left[o:o + count] = le
+        right[o:o + count] = ri
+        leaf_class[o:o + count] = lc
+        offsets[k + 1] = o + count
+        for i in range(n):
+            if labels[i] == k:
+                wrong[i] = lc[_leaf_of(X, i, fe, th, le, ri)] != y[i]
+    total = offsets[K]
+    return wrong, offsets, feature[:total], threshold[:total], left[:total], right[:total], leaf_class[:total]
+
+
+def cross_validate_cart(X, y: np.ndarray, labels: np.ndarray, K: int, seeds, criterion: str = "gini",
+                        max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
+                        keep_models: bool = True) -> CrossValidation:
+    """K-fold CV of the tree in one compiled call (no per-fold Python work).
+
+    Fold k's tree is exactly ``fit_cart(X[labels != k], y[labels != k], seeds[k], ...)``.
+
+    Parameters
+    ----------
+    X : ndarray (n, p) or RankedFeatures
+    y : ndarray (n,)
+    labels : ndarray (n,) of int
+        Fold of each row, 0..K-1.
+    K : int
+    seeds : sequence of K ints
+        Seeds of the folds' feature orders.
+    keep_models : bool
+        Return the K trees (for exact errors on a population) or only the losses.
+    """
+    ranked = X if isinstance(X, RankedFeatures) else RankedFeatures.from_array(X)
+    classes, y_enc = np.unique(y, return_inverse=True)
+    seeds = np.asarray([int(s) % (2**32 - 1) for s in seeds], dtype=np.int64)
+    if len(seeds) != K:
+        raise ValueError(f"seeds: {len(seeds)} seeds given for K={K} folds; pass one per fold.")
+    wrong, offsets, *nodes = _cross_validate(
+        ranked.X, ranked.ranks, ranked.values, ranked.n_values, ranked.close, y_enc.astype(np.int64), len(classes),
+        np.ascontiguousarray(labels, dtype=np.int64), int(K), seeds, _GINI if criterion == "gini" else _ENTROPY,
+        -1 if max_depth is None else int(max_depth), int(min_samples_split), int(min_samples_leaf))
+    models = None
+    if keep_models:
+        models = [CartTree(*(a[offsets[k]:offsets[k + 1]] for a in nodes), classes=classes) for k in range(K)]
+    return CrossValidation(wrong.astype(float), models)
 
 
 def population_errors(trees: list[CartTree], X: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -579,9 +758,22 @@ class CartLearner:
         """Rank the sample's features once; folds are row subsets of the result."""
         return RankedFeatures.from_array(X)
 
+    def _seed(self, rng: np.random.Generator) -> int:
+        if isinstance(self.random_state, (int, np.integer)):
+            return int(self.random_state)
+        return int(rng.integers(0, 2**31 - 1))
+
     def fit(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> CartTree:
-        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else int(rng.integers(0, 2**31 - 1))
-        return fit_cart(X, y, seed, self.criterion, self.max_depth, self.min_samples_split, self.min_samples_leaf)
+        return fit_cart(X, y, self._seed(rng), self.criterion, self.max_depth, self.min_samples_split,
+                        self.min_samples_leaf)
+
+    def cross_validate(self, X: RankedFeatures, y: np.ndarray, labels: np.ndarray, K: int,
+                       rng: np.random.Generator, keep_models: bool = True) -> CrossValidation:
+        """K-fold CV in one compiled call; the same trees, seeds and losses as :meth:`fit` and
+        :meth:`predict` fold by fold (one seed drawn from ``rng`` per fold, in fold order)."""
+        seeds = [self._seed(rng) for _ in range(K)]
+        return cross_validate_cart(X, y, labels, K, seeds, self.criterion, self.max_depth, self.min_samples_split,
+                                   self.min_samples_leaf, keep_models)
 
     def predict(self, model: CartTree, X: np.ndarray) -> np.ndarray:
         return predict_cart(model, X)

@@ -26,6 +26,7 @@ import sklearn
 
 from simstudy.inference import cv_t_test, variance_estimates_from_blocks, zero_spread
 from simstudy.learners import SklearnLearner, build_learner
+from simstudy.learners.crossval import cross_validate
 from simstudy.metrics import between_block_correlation, mean_summary, rejection_rate
 from simstudy.populations import Population, ResidualPopulation, build_population
 from simstudy.records import write_records
@@ -74,16 +75,12 @@ class CVVarianceWorker:
             return blocks, np.repeat(np.arange(cond.K), cond.m), np.full(cond.K, self.population.mean)
         sample = self.population.sample(cond.n, rng)
         labels = KFold(cond.K).labels(cond.n, rng)
-        X = self.learner.prepare(sample.X)
-        y = sample.y
-        blocks = np.empty((cond.K, cond.m))
+        cv = cross_validate(self.learner, self.learner.prepare(sample.X), sample.y, labels, cond.K, rng,
+                            keep_models=self.truth)
+        order = np.argsort(labels, kind="stable")  # rows of fold 0, then fold 1, ... (0-1 losses)
+        blocks = cv.losses[order].reshape(cond.K, cond.m)
         fold_truth = np.full(cond.K, np.nan)
-        models = []
-        for k in range(cond.K):
-            test = labels == k
-            model = self.learner.fit(X[~test], y[~test], rng)
-            blocks[k] = self.learner.predict(model, X[test]) != y[test]  # 0-1 loss
-            models.append(model)
+        models = cv.models
         if self.truth:
             if hasattr(self.learner, "errors_on") and hasattr(self.population, "y"):
                 # all fold models in one pass over the finite population
