@@ -23,10 +23,27 @@ register_configs()
 log = logging.getLogger("simstudy")
 
 
+def _prestart_workers(cfg: DictConfig) -> None:
+    """Start the run's workers now, so that they import and load kernels while this process
+    imports scikit-learn and simstudy (see :mod:`simstudy.warmup`). Only for the loky backend
+    with a known study; the configuration is validated in full by :func:`simstudy.run.run`."""
+    from simstudy.studies import STUDY_MODULES, module_path
+    from simstudy.warmup import prestart_workers
+
+    runner = cfg.get("runner", {})
+    name = cfg.get("study", {}).get("name")
+    n_jobs = runner.get("n_jobs")
+    if name in STUDY_MODULES and runner.get("only_replicate") is None and isinstance(n_jobs, int) \
+            and (n_jobs > 0 or n_jobs == -1):
+        prestart_workers(n_jobs, str(runner.get("backend")), module_path(name))
+
+
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def _main(cfg: DictConfig) -> None:
+    _prestart_workers(cfg)
     from simstudy.populations import DataUnavailableError
     from simstudy.run import run
+    from simstudy.warmup import wait_for_workers
 
     hydra_cfg = HydraConfig.get()
     run_dir = hydra_cfg.runtime.output_dir
@@ -41,6 +58,8 @@ def _main(cfg: DictConfig) -> None:
         log.error("%s", exc)
         print(f"simstudy: error: {exc}", file=sys.stderr)
         sys.exit(2)
+    finally:
+        wait_for_workers()  # after a failure before the run started: let the warm-up finish cleanly
     print(f"simstudy: results written to {result.run_dir.resolve()} ({result.wall_time:.1f} s)")
     written = sorted(p.name + ("/" if p.is_dir() else "") for p in result.run_dir.iterdir()
                      if not p.name.startswith("."))

@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from simstudy.lazy import LazyModule
+
+stats = LazyModule("scipy.stats")
 
 __all__ = ["MeanSummary", "RateSummary", "RatioSummary", "mean_summary", "rejection_rate",
            "wilson_interval", "between_block_correlation"]

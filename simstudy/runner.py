@@ -34,6 +34,8 @@ import pandas as pd
 from joblib import Parallel, delayed
 from tqdm.auto import tqdm
 
+from simstudy.warmup import wait_for_workers
+
 __all__ = ["Chunk", "ChunkOutput", "FailureRateExceeded", "ShardStore", "plan_chunks", "run_chunks",
            "BACKENDS"]
 
@@ -230,6 +232,7 @@ def _timed(fn: Callable[[Chunk], Any], chunk: Chunk, on_error: str = "record") -
 def _joblib_outputs(fn, chunks, n_jobs, backend, on_error) -> Iterator[ChunkOutput]:
     if backend == "sequential":
         n_jobs, backend = 1, "loky"
+    wait_for_workers()  # a warm-up started by the CLI uses the same executor: never both at once
     parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
     yield from parallel(delayed(_timed)(fn, c, on_error) for c in chunks)
 

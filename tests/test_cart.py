@@ -217,3 +217,35 @@ def test_study_records_do_not_depend_on_the_one_call_kernel():
             a, b = fast(Chunk(c, 0, 20)), loop(Chunk(c, 0, 20))
             assert (a["error"] == "").all()
             pd.testing.assert_frame_equal(a, b)
+
+
+def _descent_errors(tree, X, y):
+    return int(np.sum(predict_cart(tree, X) != y))
+
+
+def test_population_errors_from_row_bitsets_equal_row_by_row_descent():
+    """The bitset error count equals predicting every row, including thresholds outside the
+    population's range, leaf labels the population lacks, changed data (cache by content)
+    and data with too many distinct values (descent fallback)."""
+    from simstudy.learners.cart import PopulationBitsets, population_errors
+
+    rng = np.random.default_rng(11)
+    Xp = rng.integers(5, 16, (3001, 4)).astype(np.float32)          # 3001 rows: a partial last word
+    yp = (Xp[:, 0] + Xp[:, 1] + rng.normal(size=3001) * 3 > 20).astype(int) + 1   # labels {1, 2}
+    trees = []
+    for trial in range(12):
+        Xs = rng.integers(0, 21, (150, 4)).astype(np.float32)       # values below and above the population's
+        ys = rng.integers(0, 3, 150) if trial % 3 == 0 else (Xs[:, 0] > 10).astype(int) + 1  # label 0: absent
+        trees.append(fit_cart(Xs, ys, trial, max_depth=None if trial % 2 else 4))
+    expected = np.array([_descent_errors(t, Xp, yp) for t in trees]) / len(yp)
+    assert PopulationBitsets.build(Xp, yp) is not None
+    np.testing.assert_array_equal(population_errors(trees, Xp, yp), expected)
+    np.testing.assert_array_equal(population_errors(trees, Xp.copy(), yp.copy()), expected)  # same content
+    Xq = Xp.copy()
+    Xq[:, 0] = 20 - Xq[:, 0]                                         # new content: rebuilt, not reused
+    np.testing.assert_array_equal(population_errors(trees, Xq, yp),
+                                  np.array([_descent_errors(t, Xq, yp) for t in trees]) / len(yp))
+    Xc = Xp + rng.normal(size=Xp.shape).astype(np.float32)           # continuous: descent fallback
+    assert PopulationBitsets.build(Xc, yp) is None
+    np.testing.assert_array_equal(population_errors(trees, Xc, yp),
+                                  np.array([_descent_errors(t, Xc, yp) for t in trees]) / len(yp))

@@ -10,7 +10,9 @@ explicitly rather than left to 0/0:
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
+from simstudy.lazy import LazyModule
+
+special = LazyModule("scipy.special")
 
 __all__ = ["delta0", "delta1", "delta2", "delta1_swapped", "delta2_swapped", "ERROR_FUNCTIONS"]
 

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+from simstudy.lazy import LazyModule
+
+stats = LazyModule("scipy.stats")
 
 from simstudy.inference.results import ConfidenceInterval, TestResult
 from simstudy.inference.tests import resampled_variance_factor

@@ -29,7 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from simstudy.lazy import LazyModule
+
+stats = LazyModule("scipy.stats")
 
 from simstudy.inference.results import ConfidenceInterval
 

@@ -15,13 +15,16 @@ Conventions (documented in the README):
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone, is_classifier
 
-__all__ = ["SklearnLearner", "ConstantClassifier"]
+if TYPE_CHECKING:  # scikit-learn is imported where it is used: workers of other learners skip it
+    from sklearn.base import BaseEstimator
+
+__all__ = ["SklearnLearner", "ConstantClassifier", "fit_context"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class SklearnLearner:
     """
 
     def __init__(self, estimator: BaseEstimator, name: str = "learner", fast_path: bool = True):
+        from sklearn.base import is_classifier
+
         if not is_classifier(estimator):
             raise ValueError(f"learner {name!r}: {type(estimator).__name__} is not a scikit-learn classifier.")
         if hasattr(estimator, "_validate_params"):
@@ -81,6 +86,8 @@ class SklearnLearner:
 
     def fit(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
         """Fit a fresh clone on (X, y); X must come from :meth:`prepare`."""
+        from sklearn.base import clone
+
         if np.all(y == y[0]):
             return ConstantClassifier(y[0])
         est = clone(self.template)
@@ -97,3 +104,15 @@ class SklearnLearner:
         if self.fast_path and not isinstance(model, ConstantClassifier):
             return model.predict(X, check_input=False)
         return model.predict(X)
+
+
+def fit_context(learners: Iterable[Any]) -> contextlib.AbstractContextManager:
+    """The context for a chunk of fits: scikit-learn's input and parameter validation off
+    (``assume_finite``, ``skip_parameter_validation``; parameters were validated once at build
+    time) when one of ``learners`` is a :class:`SklearnLearner`, a null context otherwise (then
+    scikit-learn is not imported at all)."""
+    if any(isinstance(learner, SklearnLearner) for learner in learners):
+        import sklearn
+
+        return sklearn.config_context(assume_finite=True, skip_parameter_validation=True)
+    return contextlib.nullcontext()

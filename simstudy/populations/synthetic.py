@@ -8,9 +8,12 @@ from typing import Any
 
 import numba
 import numpy as np
-from scipy import integrate, optimize, special
-
+from simstudy.lazy import LazyModule
 from simstudy.populations.base import Population, ResidualPopulation, Sample
+
+integrate = LazyModule("scipy.integrate")
+optimize = LazyModule("scipy.optimize")
+special = LazyModule("scipy.special")
 
 __all__ = ["GaussianFoldsPopulation", "LogisticPopulation", "linear_rule_risk", "linear_rule_risk_quad", "logistic_alpha_for_bayes_error",
            "logistic_bayes_error"]

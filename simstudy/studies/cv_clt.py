@@ -31,18 +31,17 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-import sklearn
 
 from simstudy.inference import (
     corrected_resampled_t_test, cv_clt_sigma, cv_t_interval, cv_t_test, five_by_two_interval, nested_cv_interval,
     normal_interval, paired_t_test_5x2cv, resampled_t_interval, z_test,
 )
 from simstudy.learners.indexed import build_sample_fitter
+from simstudy.learners.sklearn import fit_context
 from simstudy.metrics import rejection_rate
 from simstudy.populations import Population, build_population
 from simstudy.records import write_records
 from simstudy.report import frame_to_markdown
-from simstudy.report.clt_figures import cv_clt_figures
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.runner import Chunk
 from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
@@ -185,7 +184,7 @@ class CVCLTWorker:
         cond = self.conditions[chunk.condition]
         subjects = list(self.fitters) + [comparison_label(a, b) for a, b in self.comparisons]
         frames = []
-        with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+        with fit_context(getattr(f, "learner", None) for f in self.fitters.values()):
             for r in range(chunk.start, chunk.stop):
                 try:
                     rows = self.replicate(cond, r)
@@ -387,5 +386,14 @@ def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None):
             lines += [f"{title} of the one-sided level-{alpha:g} tests of \"A better than B\":", "",
                       frame_to_markdown(table.reset_index()), ""]
     (run_dir / "summary.md").write_text("\n".join(lines))
+    from simstudy.report.clt_figures import cv_clt_figures  # matplotlib: only when writing reports
+
     figures = cv_clt_figures(summary, tests, run_dir / "figures", alpha)
     return summary, tests, figures
+
+
+def warm_up() -> None:
+    """Load the tree kernels in a fresh worker (see :mod:`simstudy.warmup`)."""
+    from simstudy.learners.cart import warm_up as warm_up_cart
+
+    warm_up_cart()

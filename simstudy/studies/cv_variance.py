@@ -22,16 +22,15 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-import sklearn
 
 from simstudy.inference import cv_t_test, variance_estimates_from_blocks, zero_spread
 from simstudy.learners import SklearnLearner, build_learner
+from simstudy.learners.sklearn import fit_context
 from simstudy.learners.crossval import cross_validate
 from simstudy.metrics import between_block_correlation, mean_summary, rejection_rate
 from simstudy.populations import Population, ResidualPopulation, build_population
 from simstudy.records import write_records
 from simstudy.report import frame_to_markdown, table2_markdown
-from simstudy.report.figures import cv_variance_figures
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.runner import Chunk
 from simstudy.schemes import KFold
@@ -135,7 +134,7 @@ class CVVarianceWorker:
                 blocks[:], truth[:] = np.nan, np.nan
                 errors = [f"{type(exc).__name__}: {exc}"] * R
         else:
-            with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+            with fit_context([self.learner]):
                 for j, r in enumerate(range(chunk.start, chunk.stop)):
                     try:
                         blocks[j], _, truth[j] = self.replicate(cond, r)
@@ -268,6 +267,8 @@ def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None):
     summary, tests : DataFrame
     figures : list of Path
     """
+    from simstudy.report.figures import cv_variance_figures  # matplotlib: only when writing reports
+
     run_dir = Path(run_dir)
     records = load_records(run_dir, records)
     population, learner = records["population"].iloc[0], records["learner"].iloc[0]
@@ -280,3 +281,10 @@ def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None):
         + frame_to_markdown(summary) + "\n## t-tests per condition and rho_hat\n\n" + frame_to_markdown(tests))
     figures = cv_variance_figures(summary, tests, run_dir / "figures", study["alpha"], study["paper"], label)
     return summary, tests, figures
+
+
+def warm_up() -> None:
+    """Load the tree kernels in a fresh worker (see :mod:`simstudy.warmup`)."""
+    from simstudy.learners.cart import warm_up as warm_up_cart
+
+    warm_up_cart()

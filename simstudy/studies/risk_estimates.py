@@ -29,7 +29,6 @@ from simstudy.learners.fisher import fisher_fit, predict_rules
 from simstudy.metrics import mean_summary
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
 from simstudy.records import read_records, timing_by_condition, write_records
-from simstudy.report.risk_figures import risk_estimate_figure
 from simstudy.report.tables import frame_to_markdown, markdown_table
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.runner import Chunk
@@ -325,6 +324,8 @@ def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None, tab
         md.append(f"\n## N = {N}\n\n" + frame_to_markdown(g[cols]))
         md.append("\n" + _winners_markdown(g))
     (run_dir / "summary.md").write_text("\n".join(md))
+    from simstudy.report.risk_figures import risk_estimate_figure  # matplotlib: only when writing reports
+
     figures = [risk_estimate_figure(g, run_dir / "figures" / f"fig3_N{N}.png", N, study.get("K", 5))
                for N, g in summary.groupby("sample_size")]
     return summary, None, figures
@@ -342,3 +343,12 @@ def _winners_markdown(g: pd.DataFrame) -> str:
                      float(kf["mean_delta0"]), float(z)])
     return markdown_table(["R0", "best (min mean Delta0)", "its mean Delta0", "LOO", "K-fold",
                            "z(LOO - K-fold), unpaired"], rows)
+
+
+def warm_up() -> None:
+    """Load the Fisher and exact-risk kernels in a fresh worker (see :mod:`simstudy.warmup`)."""
+    X = np.array([[0.0, 1.0], [1.0, 0.5], [2.0, 2.0], [0.5, -1.0]])
+    y = np.array([0, 1, 1, 0])
+    rules = fisher_fit(X[None], y[None], np.ones((1, 1, 4)))
+    predict_rules(rules, X[None])
+    linear_rule_risk(rules.w.reshape(-1, 2), rules.c.reshape(-1), alpha=1.0)

@@ -1,0 +1,84 @@
+"""Start the worker processes while the main process is still setting up.
+
+A run's fixed cost is dominated by imports: the main process imports Hydra, scikit-learn and
+simstudy, then the loky workers import their share and load the compiled numba kernels from
+the cache. :func:`prestart_workers` starts the workers right after the configuration is
+composed, in a background thread, with a task that imports the study's module and calls its
+``warm_up()`` (tiny inputs through the study's kernels), so that both happen at the same time.
+The runner's own ``Parallel`` call then reuses the same loky executor (same ``n_jobs`` and
+settings); :func:`wait_for_workers` is called before it so that the two calls never overlap.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+log = logging.getLogger("simstudy")
+
+__all__ = ["prestart_workers", "wait_for_workers", "warm_worker"]
+
+_pending: threading.Thread | None = None
+_worker_pids: list[int] = []
+
+
+def warm_worker(module_name: str, barrier: str | None = None, parties: int = 1, timeout: float = 30.0) -> int:
+    """Import a study module in this process and run its ``warm_up()``; returns the pid.
+
+    With ``barrier`` (a directory) the call then waits until ``parties`` distinct processes
+    have checked in there (or ``timeout`` seconds), so that each of the ``parties`` warm-up
+    tasks runs in a different worker.
+    """
+    module = importlib.import_module(module_name)
+    warm_up = getattr(module, "warm_up", None)
+    if warm_up is not None:
+        warm_up()
+    pid = os.getpid()
+    if barrier is not None:
+        Path(barrier, str(pid)).touch()
+        deadline = time.monotonic() + timeout
+        while len(os.listdir(barrier)) < parties and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return pid
+
+
+def prestart_workers(n_jobs: int, backend: str, module_name: str) -> bool:
+    """Start ``n_jobs`` loky workers warming ``module_name`` in a background thread.
+
+    Nothing happens for other backends or ``n_jobs == 1`` (the run is then in-process).
+    Returns whether workers are being started.
+    """
+    global _pending
+    from joblib import effective_n_jobs
+
+    n_workers = effective_n_jobs(n_jobs)
+    if backend != "loky" or n_workers <= 1 or _pending is not None:
+        return False
+
+    def start() -> None:
+        from joblib import Parallel, delayed
+
+        try:
+            with tempfile.TemporaryDirectory(prefix="simstudy-warm-") as barrier:
+                pids = Parallel(n_jobs=n_jobs, backend="loky")(
+                    delayed(warm_worker)(module_name, barrier, n_workers) for _ in range(n_workers))
+            _worker_pids[:] = pids
+        except Exception as exc:  # the run itself will report real problems
+            log.debug("worker warm-up failed: %s", exc)
+
+    _pending = threading.Thread(target=start, name="simstudy-warm-up", daemon=True)
+    _pending.start()
+    return True
+
+
+def wait_for_workers() -> list[int]:
+    """Wait for a warm-up started by :func:`prestart_workers`; returns the warmed workers' pids."""
+    global _pending
+    if _pending is not None:
+        _pending.join()
+        _pending = None
+    return list(_worker_pids)

@@ -1,0 +1,65 @@
+"""Start-up: lazy imports in workers, workers started early and reused by the run."""
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from simstudy.lazy import LazyModule
+from simstudy.runner import Chunk, run_chunks
+from simstudy.warmup import prestart_workers, wait_for_workers, warm_worker
+
+from conftest import LETTER_FILE, ROOT
+
+
+def test_lazy_module_imports_on_first_attribute_access():
+    code = ("import sys; from simstudy.lazy import LazyModule; m = LazyModule('fractions'); "
+            "sys.modules.pop('fractions', None); before = 'fractions' in sys.modules; "
+            "half = m.Fraction(1, 2); print(before, 'fractions' in sys.modules, half)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "1/2"]
+    assert LazyModule("math").sqrt(4.0) == 2.0
+    with pytest.raises(AttributeError):
+        LazyModule("math").no_such_function
+
+
+@pytest.mark.skipif(not LETTER_FILE.exists(), reason="shared Letter data not present")
+def test_tree_worker_does_not_import_sklearn_scipy_stats_or_matplotlib(tmp_path):
+    """A cv_variance worker with the numba tree unpickles and runs without scikit-learn,
+    scipy.stats or matplotlib (each costs about a second of start-up per worker)."""
+    from simstudy.learners import build_learner
+    from simstudy.populations import build_population
+    from simstudy.studies.cv_variance import CVVarianceWorker, make_conditions
+
+    pop = build_population({"kind": "tabular", "name": "letter", "path": str(LETTER_FILE),
+                            "positive": list("ABCDEFGHIJKLM")})
+    learner = build_learner({"name": "tree", "estimator": {"_target_": "sklearn.tree.DecisionTreeClassifier"}})
+    worker = CVVarianceWorker(pop, learner, make_conditions([20], 10, pop), 1, True)
+    path = tmp_path / "worker.pkl"
+    path.write_bytes(pickle.dumps(worker))
+    code = ("import pickle, sys; from simstudy.runner import Chunk; w = pickle.load(open(sys.argv[1], 'rb')); "
+            "rec = w(Chunk(0, 0, 3)); assert (rec['error'] == '').all(), rec['error'].tolist(); "
+            "print(' '.join(m for m in ('sklearn', 'scipy.stats', 'matplotlib') if m in sys.modules) or 'none')")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "none"
+    assert worker.learner.template is not None                      # the main process keeps it
+    assert pickle.loads(pickle.dumps(worker.learner)).describe() == worker.learner.describe()
+
+
+def _pid(chunk):
+    return os.getpid()
+
+
+def test_prestarted_workers_are_the_run_workers():
+    """Workers started (and warmed) before the run are the ones that compute its chunks."""
+    assert warm_worker("simstudy.studies.cv_variance") == os.getpid()  # runs warm_up() in-process
+    assert prestart_workers(2, "loky", "simstudy.studies.cv_variance")
+    warmed = set(wait_for_workers())
+    assert len(warmed) == 2 and os.getpid() not in warmed
+    report = run_chunks(_pid, [40], chunk_size=2, n_jobs=2, progress=False)
+    assert {o.records for o in report.outputs} == warmed
+    assert not prestart_workers(1, "loky", "simstudy.studies.cv_variance")   # in-process runs: nothing to start
+    assert not prestart_workers(2, "threading", "simstudy.studies.cv_variance")
