@@ -36,6 +36,7 @@ from simstudy.inference import (
     corrected_resampled_t_test, cv_clt_sigma, cv_t_interval, cv_t_test, five_by_two_interval, nested_cv_interval,
     normal_interval, paired_t_test_5x2cv, resampled_t_interval, z_test,
 )
+from simstudy.learners.cart import warm_up  # noqa: F401  loads the tree kernels in a fresh worker
 from simstudy.learners.indexed import build_sample_fitter
 from simstudy.learners.sklearn import fit_context
 from simstudy.metrics import rejection_rate
@@ -390,10 +391,3 @@ def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None):
 
     figures = cv_clt_figures(summary, tests, run_dir / "figures", alpha)
     return summary, tests, figures
-
-
-def warm_up() -> None:
-    """Load the tree kernels in a fresh worker (see :mod:`simstudy.warmup`)."""
-    from simstudy.learners.cart import warm_up as warm_up_cart
-
-    warm_up_cart()

@@ -25,8 +25,9 @@ import pandas as pd
 
 from simstudy.inference import cv_t_test, variance_estimates_from_blocks, zero_spread
 from simstudy.learners import SklearnLearner, build_learner
-from simstudy.learners.sklearn import fit_context
+from simstudy.learners.cart import warm_up  # noqa: F401  loads the tree kernels in a fresh worker
 from simstudy.learners.crossval import cross_validate
+from simstudy.learners.sklearn import fit_context
 from simstudy.metrics import between_block_correlation, mean_summary, rejection_rate
 from simstudy.populations import Population, ResidualPopulation, build_population
 from simstudy.records import write_records
@@ -281,10 +282,3 @@ def write_reports(run_dir: Path, study, records: pd.DataFrame | None = None):
         + frame_to_markdown(summary) + "\n## t-tests per condition and rho_hat\n\n" + frame_to_markdown(tests))
     figures = cv_variance_figures(summary, tests, run_dir / "figures", study["alpha"], study["paper"], label)
     return summary, tests, figures
-
-
-def warm_up() -> None:
-    """Load the tree kernels in a fresh worker (see :mod:`simstudy.warmup`)."""
-    from simstudy.learners.cart import warm_up as warm_up_cart
-
-    warm_up_cart()
