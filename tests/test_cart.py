@@ -178,10 +178,9 @@ def test_all_feature_gini_scan_equals_the_scalar_scan():
         values = np.arange(bins, dtype=float)
         cum0, cum1, best, rank = np.empty(p), np.empty(p), np.empty(p), np.empty(p, np.int64)
         _gini2_scan_all_features(counts, node[0], node[1], m, min_leaf, bins, cum0, cum1, best, rank)
-        scratch = [np.zeros(2) for _ in range(3)]
+        scratch = [np.zeros(2) for _ in range(2)]
         for f in range(p):
-            proxy, r, _ = _best_split_in_bins(counts, f, 0, bins - 1, values, node, m, min_leaf, _GINI, *scratch,
-                                              False)
+            proxy, r = _best_split_in_bins(counts, f, 0, bins - 1, values, node, m, min_leaf, _GINI, *scratch, False)
             assert proxy == best[f] and (r == rank[f] or proxy == -np.inf), (trial, f)
             found += proxy > -np.inf
     assert found > 1000  # most features have a valid split: the comparison is not vacuous

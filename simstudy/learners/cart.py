@@ -132,13 +132,14 @@ _POOL_MIN_SAMPLES = 4
 
 @numba.njit(cache=True)
 def _best_split_in_bins(counts, f, lo, hi, values_f, node_counts, m, min_leaf, criterion, left_counts, right_counts,
-                        best_left, clear):
+                        clear):
     """Best split of feature ``f`` from its class counts per rank ``counts[:, lo..hi, f]`` (bins
-    in increasing value; the first strictly best candidate wins). Returns (proxy, rank, threshold),
-    proxy -inf when no candidate is valid; the left class counts of the best go to ``best_left``.
+    in increasing value; the first strictly best candidate wins). Returns (proxy, rank): ranks
+    <= rank go left; proxy -inf when no candidate is valid. The threshold and the children's
+    class counts are derived by the caller when it partitions the node.
     ``clear`` zeroes the bins on the way (scratch histograms)."""
     n_classes = node_counts.shape[0]
-    best_proxy, best_rank, best_thr = -np.inf, -1, 0.0
+    best_proxy, best_rank = -np.inf, -1
     left_counts[:] = 0.0
     n_left = 0
     prev = -1
@@ -153,15 +154,13 @@ def _best_split_in_bins(counts, f, lo, hi, values_f, node_counts, m, min_leaf, c
                                  n_left, m, min_leaf, criterion)
             if proxy > best_proxy:
                 best_proxy, best_rank = proxy, prev
-                best_thr = _threshold(values_f[prev], values_f[r])
-                best_left[:] = left_counts
         for c in range(n_classes):
             left_counts[c] += counts[c, r, f]
             if clear:
                 counts[c, r, f] = 0.0
         n_left += int(cnt)
         prev = r
-    return best_proxy, best_rank, best_thr
+    return best_proxy, best_rank
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -268,7 +267,6 @@ def _grow(ranks, values, n_values, close, y, n_classes, samples, criterion, max_
     feat_rank = np.empty(p, np.int64)
     child_left_counts = np.zeros(n_classes)
     child_counts = np.zeros(n_classes)
-    best_left = np.zeros(n_classes)
     if use_pool:
         n_free -= 1
         root = free[n_free]
@@ -315,7 +313,6 @@ def _grow(ranks, values, n_values, close, y, n_classes, samples, criterion, max_
         best_proxy = -np.inf
         best_feature = -1
         best_rank = -1  # split: rank <= best_rank goes left
-        best_thr = 0.0
         for a in range(p - 1, 0, -1):  # Fisher-Yates: a uniformly random feature order per node
             b = np.random.randint(0, a + 1)
             features[a], features[b] = features[b], features[a]
@@ -328,9 +325,8 @@ def _grow(ranks, values, n_values, close, y, n_classes, samples, criterion, max_
                 if feat_proxy[f] > best_proxy:
                     best_proxy, best_feature, best_rank = feat_proxy[f], f, feat_rank[f]
             elif slot >= 0:  # class counts per rank from the pool: scan bins only
-                proxy, rank, thr = _best_split_in_bins(pool[slot], f, 0, nv - 1, values[f], node_counts, m,
-                                                       min_leaf, criterion, left_counts, right_counts, best_left,
-                                                       False)
+                proxy, rank = _best_split_in_bins(pool[slot], f, 0, nv - 1, values[f], node_counts, m, min_leaf,
+                                                  criterion, left_counts, right_counts, False)
                 if proxy > best_proxy:
                     best_proxy, best_feature, best_rank = proxy, f, rank
             elif m * 8 < nv or m <= _POOL_MIN_SAMPLES:  # small node: sort its ranks
@@ -378,8 +374,8 @@ def _grow(ranks, values, n_values, close, y, n_classes, samples, criterion, max_
                         lo = r
                     if r > hi:
                         hi = r
-                proxy, rank, thr = _best_split_in_bins(hist, 0, lo, hi, values[f], node_counts, m, min_leaf,
-                                                       criterion, left_counts, right_counts, best_left, True)
+                proxy, rank = _best_split_in_bins(hist, 0, lo, hi, values[f], node_counts, m, min_leaf, criterion,
+                                                  left_counts, right_counts, True)
                 if proxy > best_proxy:
                     best_proxy, best_feature, best_rank = proxy, f, rank
         if best_feature < 0:
