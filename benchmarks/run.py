@@ -45,7 +45,8 @@ def _fisher_workload(name, sizes, bayes_errors, replicates, plain_replicates=Non
     from simstudy.learners.fisher_reference import reference_estimates
     from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
     from simstudy.runner import run_chunks
-    from simstudy.studies.risk_estimates import FisherRiskWorker, _draw, make_conditions
+    from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, make_conditions
+    from simstudy.studies.nedelko_fisher.worker import draw as _draw
 
     conditions = make_conditions(sizes, bayes_errors, purpose="benchmark")
     K, B = 5, bootstrap
@@ -89,7 +90,8 @@ def _table2_workload(name, sizes, replicates, warmup_replicates=None):
     from simstudy.rng import replicate_rng
     from simstudy.runner import run_chunks
     from simstudy.schemes import KFold
-    from simstudy.studies.cv_variance import CVVarianceWorker, make_conditions
+    from simstudy.losses import zero_one
+    from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(LETTER),
                             "positive": list("ABCDEFGHIJKLM")})
@@ -98,7 +100,7 @@ def _table2_workload(name, sizes, replicates, warmup_replicates=None):
     learner = build_learner({"name": "tree", "estimator": {"_target_": "sklearn.tree.DecisionTreeClassifier"}})
 
     def simstudy_path(n_jobs):  # the learner a user's config gets: the numba CART kernel
-        worker = CVVarianceWorker(pop, learner, conditions, 1, False)
+        worker = CVVarianceWorker(pop, learner, zero_one, conditions, 1, False)
         rec = run_chunks(worker, [replicates] * len(conditions), chunk_size=100, n_jobs=n_jobs,
                          progress=False).records
         return float(rec["mu_hat"].sum())
@@ -120,7 +122,7 @@ def _table2_workload(name, sizes, replicates, warmup_replicates=None):
     desc = (f"Table 2 (Letter), 10-fold CV of a default DecisionTreeClassifier, n={sizes} x {replicates} "
             "replicates; plain path: cross_val_score per replicate")
     def warmup(n_jobs):  # start the workers and load the compiled kernels with a few replicates
-        worker = CVVarianceWorker(pop, learner, conditions, 1, False)
+        worker = CVVarianceWorker(pop, learner, zero_one, conditions, 1, False)
         run_chunks(worker, [warmup_replicates] * len(conditions), chunk_size=warmup_replicates, n_jobs=n_jobs,
                    progress=False)
 

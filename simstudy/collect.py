@@ -1,24 +1,22 @@
 """Merge the run directories of a Hydra multirun into tidy tables and figures.
 
 Each run directory (one per job of ``simstudy -m ...``) holds ``summary.csv`` (and
-``tests.csv``) and Hydra's ``.hydra/overrides.yaml``. The swept overrides become columns
-(named by their key, e.g. ``population.rho``, ``study.K``), so one table holds the whole grid.
+``tests.csv``), ``config.yaml`` and ``overrides.yaml`` (the job's command-line overrides). The
+swept overrides become columns (named by their key, e.g. ``population.rho``, ``study.K``), so one
+table holds the whole grid. Runs are grouped by study: tables of different studies are never
+mixed (with several studies, each gets its own files, prefixed by the study's name). The
+figures come from the study (:meth:`simstudy.studies.base.Study.collect_figures`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
+import yaml
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import yaml  # noqa: E402
-
-from simstudy.report.figures import finish_figure  # noqa: E402
-from simstudy.report.tables import frame_to_markdown  # noqa: E402
+from simstudy.errors import UserError
+from simstudy.report.tables import frame_to_markdown
 
 __all__ = ["CollectResult", "collect", "find_runs", "run_overrides"]
 
@@ -27,23 +25,28 @@ _NOT_PARAMETERS = ("hydra.", "runner.", "+hydra", "sweep")
 
 @dataclass
 class CollectResult:
-    """The merged tables and where they were written."""
+    """The merged tables (of the first study when there are several) and where they were written."""
 
     summary: pd.DataFrame
     tests: pd.DataFrame | None
     parameters: list[str]
     files: list[Path]
+    studies: list[str] = field(default_factory=list)
+    headlines: list[str] = field(default_factory=list)
 
 
 def find_runs(sweep_dir: Path) -> list[Path]:
     """Run directories under ``sweep_dir`` (those holding summary.csv and config.yaml)."""
     return sorted(p.parent for p in Path(sweep_dir).rglob("summary.csv")
-                  if (p.parent / "config.yaml").is_file() and "shards" not in p.parts)
+                  if (p.parent / "config.yaml").is_file() and "shards" not in p.parts
+                  and "reaggregated" not in p.parts)
 
 
 def run_overrides(run_dir: Path) -> dict[str, object]:
-    """The command-line overrides of a run (``.hydra/overrides.yaml``), values parsed as YAML."""
-    path = run_dir / ".hydra" / "overrides.yaml"
+    """The command-line overrides of a run (``overrides.yaml``, or Hydra's ``.hydra/overrides.yaml``)."""
+    path = run_dir / "overrides.yaml"
+    if not path.is_file():
+        path = run_dir / ".hydra" / "overrides.yaml"
     if not path.is_file():
         return {}
     out = {}
@@ -55,6 +58,15 @@ def run_overrides(run_dir: Path) -> dict[str, object]:
         parsed = yaml.safe_load(value) if value else None
         out[key] = str(parsed) if isinstance(parsed, (list, dict)) else parsed
     return out
+
+
+def _study_of(run: Path) -> str:
+    try:
+        config = yaml.safe_load((run / "config.yaml").read_text())
+        return str(config["study"]["name"])
+    except Exception as exc:
+        raise UserError(f"{run}/config.yaml is unreadable ({type(exc).__name__}: {exc}); remove that run directory "
+                        "from the sweep or re-run it.") from None
 
 
 def _merge(runs: list[Path], name: str, parameters: list[str]) -> pd.DataFrame | None:
@@ -72,67 +84,57 @@ def _merge(runs: list[Path], name: str, parameters: list[str]) -> pd.DataFrame |
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
-def _label(row: pd.Series, parameters: list[str]) -> str:
-    return ", ".join(f"{k}={row[k]}" for k in parameters) or "run"
+def _collect_study(sweep_dir: Path, study_name: str, runs: list[Path], prefix: str) -> CollectResult:
+    from simstudy.engine import resolve_study
+    from simstudy.report.figures import save_figure
 
-
-def _cv_variance_figures(summary: pd.DataFrame, tests: pd.DataFrame | None, parameters: list[str],
-                         out: Path) -> list[Path]:
-    files = []
-    keys = [k for k in parameters if k in summary and summary[k].nunique() > 1] or parameters
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for _, g in summary.groupby(keys, dropna=False, sort=True) if keys else [(None, summary)]:
-        ax.errorbar(g["n"], 100 * g["rho"], yerr=196 * g["rho_se"], marker="o", capsize=3,
-                    label=_label(g.iloc[0], keys))
-    ax.set_xscale("log")
-    ax.set_xlabel("training-set size n")
-    ax.set_ylabel("rho (%)")
-    files.append(finish_figure(fig, ax, out / "rho_vs_n.png", "Between-block correlation across the sweep", 7))
-    if tests is not None and "rho_hat" in tests:
-        fig, ax = plt.subplots(figsize=(6.5, 4.2))
-        t = tests[tests["n"] == tests["n"].max()]
-        for _, g in t.groupby(keys, dropna=False, sort=True) if keys else [(None, t)]:
-            rate = 100 * g["rejection_rate"]
-            err = np.clip(np.vstack([rate - 100 * g["ci_low"], 100 * g["ci_high"] - rate]), 0, None)
-            ax.errorbar(g["rho_hat"], rate, yerr=err, marker=".", capsize=2, label=_label(g.iloc[0], keys))
-        alpha = float(t["alpha"].iloc[0])
-        ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
-        ax.set_xlabel("assumed rho_hat")
-        ax.set_ylabel("rejection rate (%)")
-        files.append(finish_figure(fig, ax, out / "type1_vs_rho_hat.png",
-                                   f"Type-I error against rho_hat (n = {t['n'].max()})", 7))
-    return files
-
-
-def collect(sweep_dir: str | Path) -> CollectResult:
-    """Merge every run under ``sweep_dir`` into ``collected_summary.csv``,
-    ``collected_tests.csv``, ``collected.md`` and ``collected_figures/``.
-
-    Raises
-    ------
-    FileNotFoundError
-        When no run directory is found under ``sweep_dir``.
-    """
-    sweep_dir = Path(sweep_dir)
-    runs = find_runs(sweep_dir)
-    if not runs:
-        raise FileNotFoundError(f"no run directories (summary.csv + config.yaml) under {sweep_dir}; "
-                                "give the sweep directory of a finished 'simstudy -m ...' run.")
     parameters: list[str] = []
     for run in runs:
         parameters += [k for k in run_overrides(run) if k not in parameters]
     summary = _merge(runs, "summary.csv", parameters)
     tests = _merge(runs, "tests.csv", parameters)
-    files = [sweep_dir / "collected_summary.csv"]
+    files = [sweep_dir / f"{prefix}collected_summary.csv"]
     summary.to_csv(files[-1], index=False)
     if tests is not None:
-        files.append(sweep_dir / "collected_tests.csv")
+        files.append(sweep_dir / f"{prefix}collected_tests.csv")
         tests.to_csv(files[-1], index=False)
-    text = [f"# Sweep {sweep_dir}: {len(runs)} runs, parameters {parameters}\n", frame_to_markdown(summary)]
-    files.append(sweep_dir / "collected.md")
+    text = [f"# Sweep {sweep_dir}: {len(runs)} runs of study {study_name}, parameters {parameters}\n",
+            frame_to_markdown(summary)]
+    files.append(sweep_dir / f"{prefix}collected.md")
     files[-1].write_text("\n".join(text))
-    if {"n", "rho", "rho_se"} <= set(summary.columns):
-        fig_dir = sweep_dir / "collected_figures"
-        fig_dir.mkdir(exist_ok=True)
-        files += _cv_variance_figures(summary, tests, parameters, fig_dir)
-    return CollectResult(summary, tests, parameters, files)
+    study = resolve_study(study_name)
+    for name, fig in study.collect_figures(summary, tests, parameters).items():
+        files.append(save_figure(fig, sweep_dir / f"{prefix}collected_figures" / f"{name}.png"))
+    headline = f"{study_name}: {len(runs)} runs over {', '.join(parameters) or 'no swept parameter'}"
+    return CollectResult(summary, tests, parameters, files, [study_name], [headline])
+
+
+def collect(sweep_dir: str | Path) -> CollectResult:
+    """Merge every run under ``sweep_dir`` into ``collected_summary.csv``,
+    ``collected_tests.csv``, ``collected.md`` and ``collected_figures/`` (per study).
+
+    Raises
+    ------
+    UserError
+        When no finished run directory is found under ``sweep_dir``.
+    """
+    sweep_dir = Path(sweep_dir)
+    if not sweep_dir.is_dir():
+        raise UserError(f"{str(sweep_dir)!r} is not a directory: give the sweep directory of a finished "
+                        "'simstudy -m ...' run (hydra.sweep.dir).")
+    runs = find_runs(sweep_dir)
+    if not runs:
+        raise UserError(f"no finished runs (summary.csv + config.yaml) under {str(sweep_dir)!r}; give the sweep "
+                        "directory of a finished 'simstudy -m ...' run (hydra.sweep.dir).")
+    by_study: dict[str, list[Path]] = {}
+    for run in runs:
+        by_study.setdefault(_study_of(run), []).append(run)
+    results = [_collect_study(sweep_dir, name, group, f"{name}_" if len(by_study) > 1 else "")
+               for name, group in by_study.items()]
+    first = results[0]
+    headlines = [line for r in results for line in r.headlines]
+    if len(results) > 1:
+        headlines.insert(0, f"the sweep holds runs of {len(results)} studies ({', '.join(by_study)}): each has its "
+                            "own files, prefixed by its name")
+    return CollectResult(first.summary, first.tests, first.parameters, [f for r in results for f in r.files],
+                         list(by_study), headlines)

@@ -34,10 +34,11 @@ import pandas as pd
 from joblib import Parallel, delayed
 from tqdm.auto import tqdm
 
+from simstudy.errors import FailureRateExceeded
 from simstudy.warmup import wait_for_workers
 
 __all__ = ["Chunk", "ChunkOutput", "FailureRateExceeded", "ShardStore", "plan_chunks", "run_chunks",
-           "BACKENDS"]
+           "BACKENDS", "worker_count"]
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +47,13 @@ BACKENDS = ("loky", "threading", "sequential", "dask")
 
 @dataclass(frozen=True, order=True)
 class Chunk:
-    """Replicates ``start <= r < stop`` of condition number ``condition``."""
+    """Replicates ``start <= r < stop`` of condition number ``condition``; with ``subjects``,
+    only those parts of each replicate's records (see :class:`simstudy.studies.base.Phase`)."""
 
     condition: int
     start: int
     stop: int
+    subjects: tuple[str, ...] = ()
 
     @property
     def size(self) -> int:
@@ -82,10 +85,6 @@ class ChunkOutput:
         return 0
 
 
-class FailureRateExceeded(RuntimeError):
-    """Too many replicates failed; the message shows one failure and how to reproduce it."""
-
-
 # ----------------------------------------------------------------------------- planning
 def _missing_ranges(total: int, covered: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     gaps, pos = [], 0
@@ -98,9 +97,29 @@ def _missing_ranges(total: int, covered: Iterable[tuple[int, int]]) -> list[tupl
     return gaps
 
 
+def _segments(total: int, subjects: tuple[str, ...], done: Sequence[Chunk]) -> list[tuple[int, int, tuple]]:
+    """Maximal replicate ranges [start, stop) of one condition with the same missing subjects."""
+    if not subjects:
+        return [(a, b, ()) for a, b in _missing_ranges(total, [(d.start, d.stop) for d in done])]
+    missing_of = {s: _missing_ranges(total, [(d.start, d.stop) for d in done if s in d.subjects])
+                  for s in subjects}
+    cuts = sorted({0, total} | {x for gaps in missing_of.values() for gap in gaps for x in gap})
+    out: list[tuple[int, int, tuple]] = []
+    for a, b in zip(cuts, cuts[1:]):
+        need = tuple(s for s in subjects if any(lo <= a < hi for lo, hi in missing_of[s]))
+        if not need:
+            continue
+        if out and out[-1][1] == a and out[-1][2] == need:
+            out[-1] = (out[-1][0], b, need)
+        else:
+            out.append((a, b, need))
+    return out
+
+
 def plan_chunks(replicates_per_condition: Sequence[int], chunk_size: int,
-                done: Sequence[Chunk] = (), replicate_range: tuple[int, int] | None = None) -> list[Chunk]:
-    """Chunks of at most ``chunk_size`` covering every replicate not already in ``done``.
+                done: Sequence[Chunk] = (), replicate_range: tuple[int, int] | None = None,
+                subjects: tuple[str, ...] = ()) -> list[Chunk]:
+    """Chunks of at most ``chunk_size`` covering every replicate (and subject) not in ``done``.
 
     Parameters
     ----------
@@ -110,16 +129,18 @@ def plan_chunks(replicates_per_condition: Sequence[int], chunk_size: int,
         Chunks already computed (loaded from shards).
     replicate_range : (start, stop), optional
         Only plan these replicate indices (``runner.only_replicate``).
+    subjects : tuple of str
+        The phase's subjects: a replicate is missing the subjects that no done chunk covers, and
+        the replicates missing the same subjects are computed together.
     """
     if chunk_size < 1:
         raise ValueError(f"runner.chunk_size must be >= 1; got {chunk_size}.")
     chunks = []
     for c, R in enumerate(replicates_per_condition):
-        covered = [(d.start, d.stop) for d in done if d.condition == c]
         lo, hi = replicate_range if replicate_range is not None else (0, R)
-        for start, stop in _missing_ranges(R, covered):
+        for start, stop, need in _segments(R, subjects, [d for d in done if d.condition == c]):
             start, stop = max(start, lo), min(stop, hi)
-            chunks += [Chunk(c, s, min(s + chunk_size, stop)) for s in range(start, stop, chunk_size)]
+            chunks += [Chunk(c, s, min(s + chunk_size, stop), need) for s in range(start, stop, chunk_size)]
     return chunks
 
 
@@ -135,70 +156,103 @@ def _sha256(path: Path) -> str:
 class ShardStore:
     """Finished chunks on disk, one Parquet file and one JSON sidecar per chunk.
 
+    A shard is named by its condition's key (not its position in the design, so a run
+    extended by more conditions keeps its shards), its replicate range and its subjects. The
+    sidecar holds the SHA-256 of the Parquet file, the row count, the timings, the warnings and
+    the identity hash of the run that wrote it: a shard of another run is never loaded.
+
     Parameters
     ----------
     directory : path-like
         Usually ``<run_dir>/shards``; one sub-directory per phase.
+    run_hash : str
+        Identity of the run writing and reading the shards (see :mod:`simstudy.rundir`).
     """
 
-    def __init__(self, directory: str | os.PathLike):
+    def __init__(self, directory: str | os.PathLike, run_hash: str = ""):
         self.directory = Path(directory)
+        self.run_hash = run_hash
 
-    def _paths(self, phase: str, chunk: Chunk) -> tuple[Path, Path]:
-        base = self.directory / phase / chunk.name
+    def _paths(self, phase: str, key: str, chunk: Chunk) -> tuple[Path, Path]:
+        stem = f"{key[:16]}_r{chunk.start:07d}-{chunk.stop:07d}"
+        if chunk.subjects:
+            stem += "_s" + hashlib.sha256("\n".join(chunk.subjects).encode()).hexdigest()[:8]
+        base = self.directory / phase / stem
         return base.with_suffix(".parquet"), base.with_suffix(".json")
 
-    def save(self, phase: str, out: ChunkOutput) -> dict[str, Any]:
+    def save(self, phase: str, key: str, out: ChunkOutput) -> dict[str, Any]:
         """Write one chunk atomically (temporary name, then rename); returns its index entry."""
-        data, meta = self._paths(phase, out.chunk)
+        data, meta = self._paths(phase, key, out.chunk)
         data.parent.mkdir(parents=True, exist_ok=True)
         tmp = data.with_name(data.name + f".tmp{os.getpid()}")
         out.records.to_parquet(tmp, index=False)
         os.replace(tmp, data)
         entry = {"file": str(data.relative_to(self.directory)), "sha256": _sha256(data), "rows": int(len(out.records)),
-                 "condition": out.chunk.condition, "start": out.chunk.start, "stop": out.chunk.stop,
+                 "condition_key": key, "start": out.chunk.start, "stop": out.chunk.stop,
+                 "subjects": list(out.chunk.subjects), "run_hash": self.run_hash,
                  "wall_time": out.wall_time, "cpu_time": out.cpu_time, "warnings": out.warnings}
         tmp_meta = meta.with_name(meta.name + f".tmp{os.getpid()}")
         tmp_meta.write_text(json.dumps(entry))
         os.replace(tmp_meta, meta)  # the sidecar is written last: a shard without it is incomplete
         return entry
 
-    def load(self, phase: str) -> tuple[list[ChunkOutput], list[dict[str, Any]]]:
-        """Valid shards of a phase; invalid ones are reported, deleted and left to recompute.
+    def _check(self, data: Path) -> tuple[dict[str, Any] | None, pd.DataFrame | None, str]:
+        """(entry, records, problem) of one shard file; problem is "" for a valid shard."""
+        try:
+            entry = json.loads(data.with_suffix(".json").read_text())
+            if entry.get("run_hash") != self.run_hash:
+                return entry, None, (f"written by another run configuration (run hash {entry.get('run_hash')}, "
+                                     f"this run {self.run_hash})")
+            if _sha256(data) != entry["sha256"]:
+                return entry, None, "checksum mismatch (truncated or corrupted)"
+            records = pd.read_parquet(data)
+            if len(records) != entry["rows"]:
+                return entry, None, f"{len(records)} rows, expected {entry['rows']}"
+            return entry, records, ""
+        except FileNotFoundError:
+            return None, None, "no sidecar (interrupted while writing)"
+        except Exception as exc:  # unreadable JSON or Parquet
+            return None, None, f"unreadable ({type(exc).__name__}: {exc})"
+
+    def load(self, phase: str, keys: Sequence[str], replicates: Sequence[int]) -> tuple[list[ChunkOutput],
+                                                                                      list[dict[str, Any]]]:
+        """Valid shards of a phase for the conditions with these ``keys``.
+
+        Shards of other conditions are left alone (a run can be narrowed and widened again);
+        invalid ones are reported, deleted and left to recompute. Replicates at or beyond a
+        condition's ``replicates`` are dropped from the loaded records (a run can be shortened).
 
         Returns
         -------
-        outputs : list of ChunkOutput
+        outputs : list of ChunkOutput (``chunk.condition`` indexes ``keys``)
         entries : list of dict
-            The index entries (file, sha256, rows, ...) of the valid shards.
+            The index entries (file, sha256, rows, ...) of the shards used.
         """
         folder = self.directory / phase
         outputs, entries = [], []
         if not folder.is_dir():
             return outputs, entries
+        index = {key: i for i, key in enumerate(keys)}
         for tmp in folder.glob("*.tmp*"):
             tmp.unlink()
         for data in sorted(folder.glob("*.parquet")):
-            meta = data.with_suffix(".json")
-            problem = None
-            try:
-                entry = json.loads(meta.read_text())
-                if _sha256(data) != entry["sha256"]:
-                    problem = "checksum mismatch (truncated or corrupted)"
-                else:
-                    records = pd.read_parquet(data)
-                    if len(records) != entry["rows"]:
-                        problem = f"{len(records)} rows, expected {entry['rows']}"
-            except FileNotFoundError:
-                problem = "no sidecar (interrupted while writing)"
-            except Exception as exc:  # unreadable JSON or Parquet
-                problem = f"unreadable ({type(exc).__name__}: {exc})"
+            entry, records, problem = self._check(data)
+            if entry is not None and entry.get("condition_key") not in index and not problem:
+                continue
             if problem:
                 log.warning("shard %s is invalid: %s; it will be recomputed", data, problem)
                 data.unlink(missing_ok=True)
-                meta.unlink(missing_ok=True)
+                data.with_suffix(".json").unlink(missing_ok=True)
                 continue
-            chunk = Chunk(entry["condition"], entry["start"], entry["stop"])
+            c = index[entry["condition_key"]]
+            start, stop = entry["start"], min(entry["stop"], replicates[c])
+            if start >= stop:
+                continue
+            if stop < entry["stop"]:
+                if "replicate" not in records:
+                    continue  # cannot be cut: recompute the part still wanted
+                records = records[records["replicate"] < stop].reset_index(drop=True)
+            chunk = Chunk(c, start, stop, tuple(entry.get("subjects", ())))
             outputs.append(ChunkOutput(chunk, records, entry["wall_time"], entry["cpu_time"], "",
                                        entry.get("warnings", {})))
             entries.append(entry)
@@ -206,6 +260,13 @@ class ShardStore:
 
 
 # ----------------------------------------------------------------------------- execution
+def worker_count(n_jobs: int, chunks: int) -> int:
+    """Workers to start: ``n_jobs`` (-1: one per core), but never more than there are chunks."""
+    cores = os.cpu_count() or 1
+    wanted = cores if n_jobs == -1 else int(n_jobs)
+    return max(1, min(wanted, chunks))
+
+
 def _warning_key(w: warnings.WarningMessage) -> str:
     text = str(w.message).strip().splitlines()
     return f"{w.category.__name__}: {text[0][:200] if text else ''}"
@@ -314,7 +375,8 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                store: ShardStore | None = None, phase: str = "replicates", on_error: str = "record",
                max_failure_rate: float = 1.0, min_replicates_for_abort: int = 50,
                replicate_range: tuple[int, int] | None = None, scheduler_address: str | None = None,
-               describe_failure: Callable[[ChunkOutput], str] | None = None) -> RunReport:
+               describe_failure: Callable[[ChunkOutput], str] | None = None,
+               keys: Sequence[str] | None = None, subjects: tuple[str, ...] = ()) -> RunReport:
     """Run ``fn`` on every chunk not already stored, store each result, return all of them.
 
     Parameters
@@ -341,14 +403,21 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         dask backend: connect to this scheduler; a LocalCluster is started otherwise.
     describe_failure : callable, optional
         Turns a failing chunk output into the "how to reproduce" text of the abort message.
+    keys : sequence of str, optional
+        The conditions' keys (they name the shards); default: their positions.
+    subjects : tuple of str
+        The phase's subjects (see :func:`plan_chunks`).
+
+    Workers: at most one per chunk to compute (``n_jobs=-1``: one per core).
     """
     if backend not in BACKENDS:
         raise ValueError(f"runner.backend={backend!r}: choose one of {BACKENDS}.")
-    loaded, entries = store.load(phase) if store is not None else ([], [])
+    keys = [str(c) for c in range(len(replicates_per_condition))] if keys is None else list(keys)
+    loaded, entries = store.load(phase, keys, replicates_per_condition) if store is not None else ([], [])
     if replicate_range is not None:
         loaded, entries = [], []  # a one-replicate debugging run neither reads nor writes shards
         store = None
-    chunks = plan_chunks(replicates_per_condition, chunk_size, [o.chunk for o in loaded], replicate_range)
+    chunks = plan_chunks(replicates_per_condition, chunk_size, [o.chunk for o in loaded], replicate_range, subjects)
     if loaded:
         log.info("%s: resuming, %d chunk(s) loaded from %s, %d to compute", desc, len(loaded),
                  store.directory / phase, len(chunks))
@@ -360,6 +429,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         done += o.chunk.size
         failed += o.failed_replicates
     if chunks:
+        n_jobs = worker_count(n_jobs, len(chunks))
         stream = (_dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) if backend == "dask"
                   else _joblib_outputs(fn, chunks, n_jobs, backend, on_error))
         with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
@@ -373,7 +443,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                     else:
                         outputs.append(out)
                         if store is not None:
-                            entries.append(store.save(phase, out))
+                            entries.append(store.save(phase, keys[out.chunk.condition], out))
                     done += out.chunk.size
                     failed += out.failed_replicates
                     bar.update(out.chunk.size)
@@ -387,5 +457,6 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                 if hasattr(stream, "close"):
                     stream.close()
     outputs.sort(key=lambda o: o.chunk)
-    entries.sort(key=lambda e: (e["condition"], e["start"]))
+    order = {key: i for i, key in enumerate(keys)}
+    entries.sort(key=lambda e: (order[e["condition_key"]], e["start"], e["subjects"]))
     return RunReport(outputs, entries, len(loaded), len(chunks), chunk_errors)

@@ -26,15 +26,19 @@ _pending: threading.Thread | None = None
 _worker_pids: list[int] = []
 
 
-def warm_worker(module_name: str, barrier: str | None = None, parties: int = 1, timeout: float = 30.0) -> int:
-    """Import a study module in this process and run its ``warm_up()``; returns the pid.
+def warm_worker(target: str, barrier: str | None = None, parties: int = 1, timeout: float = 30.0) -> int:
+    """Import a study (``"package.module:StudyClass"``, or a module) in this process and run its
+    ``warm_up()``; returns the pid.
 
     With ``barrier`` (a directory) the call then waits until ``parties`` distinct processes
     have checked in there (or ``timeout`` seconds), so that each of the ``parties`` warm-up
     tasks runs in a different worker.
     """
-    module = importlib.import_module(module_name)
-    warm_up = getattr(module, "warm_up", None)
+    module_name, _, attr = target.partition(":")
+    obj = importlib.import_module(module_name)
+    if attr:
+        obj = getattr(obj, attr)
+    warm_up = getattr(obj, "warm_up", None)
     if warm_up is not None:
         warm_up()
     pid = os.getpid()
@@ -46,8 +50,8 @@ def warm_worker(module_name: str, barrier: str | None = None, parties: int = 1, 
     return pid
 
 
-def prestart_workers(n_jobs: int, backend: str, module_name: str) -> bool:
-    """Start ``n_jobs`` loky workers warming ``module_name`` in a background thread.
+def prestart_workers(n_jobs: int, backend: str, target: str) -> bool:
+    """Start ``n_jobs`` loky workers warming the study ``target`` in a background thread.
 
     Nothing happens for other backends or ``n_jobs == 1`` (the run is then in-process).
     Returns whether workers are being started.
@@ -65,7 +69,7 @@ def prestart_workers(n_jobs: int, backend: str, module_name: str) -> bool:
         try:
             with tempfile.TemporaryDirectory(prefix="simstudy-warm-") as barrier:
                 pids = Parallel(n_jobs=n_jobs, backend="loky")(
-                    delayed(warm_worker)(module_name, barrier, n_workers) for _ in range(n_workers))
+                    delayed(warm_worker)(target, barrier, n_workers) for _ in range(n_workers))
             _worker_pids[:] = pids
         except Exception as exc:  # the run itself will report real problems
             log.debug("worker warm-up failed: %s", exc)

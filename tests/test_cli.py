@@ -19,7 +19,7 @@ def test_small_run_writes_the_contract(tmp_path):
     proc = _simstudy("experiment=debug", "study.sizes=[20,40]", "study.replicates=40", "runner.n_jobs=2",
                      "runner.chunk_size=15", f"hydra.run.dir={out}")
     assert proc.returncode == 0, proc.stderr
-    assert "results written to" in proc.stdout
+    assert "simstudy: results in" in proc.stdout
     for name in ("config.yaml", "replicates.parquet", "summary.csv", "tests.csv", "table2.md", "summary.md",
                  "manifest.json", "figures/rho_vs_n.png", "figures/type1_vs_n.png", "figures/type1_vs_rho_hat.png"):
         assert (out / name).is_file(), name
@@ -79,8 +79,8 @@ def test_nedelko_fisher_small_run(tmp_path):
     assert len(summary) == 2 * 6 and (summary.replicates == 60).all()
     assert (out / "figures" / "fig3_N10.png").is_file() and (out / "rhat_bias.csv").is_file()
     # re-aggregation reproduces the table
-    from simstudy.run import report_run
-    again, _ = report_run(out)
+    from simstudy.results import load_run
+    again = load_run(out).summary
     pd.testing.assert_frame_equal(summary, again, check_dtype=False)
 
 
@@ -97,13 +97,13 @@ def test_nedelko_histogram_small_run(tmp_path):
 def test_cold_start_is_announced(monkeypatch, tmp_path, caplog):
     import logging
 
-    import simstudy.run as run_module
+    import simstudy.engine as engine
 
-    monkeypatch.setattr(run_module, "__file__", str(tmp_path / "run.py"))  # a package without numba caches
+    monkeypatch.setattr(engine, "__file__", str(tmp_path / "engine.py"))  # a package without numba caches
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     with caplog.at_level(logging.INFO, logger="simstudy"):
-        assert run_module.note_cold_start() is True
+        assert engine._note_cold_start() is True
     assert "compiling simstudy's numba kernels" in caplog.text
     (tmp_path / "__pycache__").mkdir()
     (tmp_path / "__pycache__" / "cart._grow-1.py311.nbi").write_bytes(b"")
-    assert run_module.note_cold_start() is False
+    assert engine._note_cold_start() is False

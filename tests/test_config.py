@@ -5,15 +5,30 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf.errors import ValidationError
 
-from simstudy.config import ConfigError, validate_config
+from simstudy.cli import plan_from_config
+from simstudy.errors import ConfigError
 from simstudy.learners import build_learner
 from simstudy.populations import build_population
+from simstudy.registry import LEARNERS, POPULATIONS
+
+from conftest import validate
 
 CONF = Path(__file__).resolve().parents[1] / "simstudy" / "conf"
 
 
 def _options(group):
+    """The options of a config group: registered parts, or the YAML presets of experiment/sweep."""
+    registered = {"learner": LEARNERS, "population": POPULATIONS}
+    if group in registered:
+        return [name for name in registered[group] if name != "custom"]
+    if group == "runner":
+        return ["default", "threading", "sequential", "dask"]
     return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+
+
+def validate_config(cfg):
+    """The field checks the CLI runs before anything is loaded."""
+    return plan_from_config(cfg)
 
 
 @pytest.mark.parametrize("learner", _options("learner"))
@@ -87,7 +102,6 @@ def test_documented_overrides_work(compose_config, tmp_path):
     (["runner.chunk_size=0"], "runner.chunk_size=0"),
     (["runner.n_jobs=0"], "runner.n_jobs=0"),
     (["learner.estimator._target_=sklearn.tree.NoSuchTree"], "learner.estimator._target_"),
-    (["learner.estimator._target_=sklearn.linear_model.LinearRegression"], "not a scikit-learn classifier"),
     (["+learner.estimator.max_depth=-3"], "learner.estimator"),
     (["population.bayes_error=0.7"], "population.bayes_error=0.7"),
 ])
@@ -96,6 +110,12 @@ def test_bad_values_fail_validation_with_field_and_fix(compose_config, overrides
     with pytest.raises(ConfigError) as info:
         validate_config(cfg)
     assert field in str(info.value)
+
+
+def test_a_regressor_on_a_classification_population_is_refused(compose_config):
+    """Regressors are learners (regression studies), but not on a classification population."""
+    with pytest.raises(ConfigError, match="regression learner.*classification problem"):
+        validate(compose_config("learner.estimator._target_=sklearn.linear_model.LinearRegression"))
 
 
 def test_unknown_group_option_and_misspelt_key_fail_at_composition(compose_config):
@@ -148,4 +168,4 @@ def test_engine_numba_is_validated_by_the_same_rule_as_build_learner(compose_con
         validate_config(cfg)
         assert type(build_learner(cfg.learner)).__name__ != "SklearnLearner"
     with pytest.raises(ConfigError, match="learner.engine='numba'.*no fast kernel"):
-        validate_config(compose_config("learner=knn", "learner.engine=numba"))
+        validate(compose_config("learner=knn", "learner.engine=numba"))  # k-NN's kernel needs a finite population

@@ -6,15 +6,17 @@ import pytest
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
-from simstudy.config import ConfigError, validate_config
-from simstudy.learners.indexed import build_sample_fitter
+from simstudy.errors import ConfigError
+from simstudy.learners import build_learner
+from simstudy.losses import zero_one
 from simstudy.populations import TabularPopulation
 from simstudy.rng import replicate_rng
 from simstudy.runner import run_chunks
 from simstudy.schemes import KFold
-from simstudy.studies.cv_clt import CVCLTWorker, aggregate, make_conditions
+from simstudy.studies.cv_clt.aggregate import aggregate
+from simstudy.studies.cv_clt.study import CVCLTWorker, make_conditions
 
-from conftest import make_letter_like
+from conftest import make_letter_like, validate
 
 LOGREG = {"_target_": "sklearn.linear_model.LogisticRegression", "solver": "newton-cholesky"}
 TREE = {"_target_": "sklearn.tree.DecisionTreeClassifier"}
@@ -35,9 +37,9 @@ def population():
 
 
 def _worker(population, learners, comparisons, sizes=(40,), K=5, nested=2, seed=1):
-    fitters = {k: build_sample_fitter(k, v, population) for k, v in learners.items()}
-    return CVCLTWorker(population, fitters, make_conditions(list(sizes), K, population), comparisons, seed, 6,
-                       nested, 2)
+    fitted = {k: build_learner({"name": k, "estimator": v}, population) for k, v in learners.items()}
+    return CVCLTWorker(population, fitted, zero_one, make_conditions(list(sizes), K, population), comparisons, seed,
+                       6, nested, 2)
 
 
 def _run(worker, replicates, n_jobs=1, chunk=100, backend="sequential"):
@@ -107,7 +109,7 @@ def test_calibration_with_iid_losses(population):
 def test_config_errors_name_the_field(compose_config, letter_like_file):
     path = letter_like_file[0]
     base = ["study=cv_clt", "population=letter", f"population.path={path}"]
-    validate_config(compose_config(*base))
+    validate(compose_config(*base))
     cases = [
         (["study=cv_clt"], "population"),                                   # logistic: no finite population
         (base + ["study.sizes=[105]"], "study.sizes"),
@@ -118,4 +120,4 @@ def test_config_errors_name_the_field(compose_config, letter_like_file):
     ]
     for overrides, field in cases:
         with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
-            validate_config(compose_config(*overrides))
+            validate(compose_config(*overrides))

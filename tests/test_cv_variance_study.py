@@ -5,9 +5,11 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from simstudy.learners import SklearnLearner
+from simstudy.losses import zero_one
 from simstudy.populations import LogisticPopulation, TabularPopulation
 from simstudy.runner import plan_chunks, run_chunks
-from simstudy.studies.cv_variance import CVVarianceWorker, aggregate, make_conditions
+from simstudy.studies.cv_variance.aggregate import aggregate
+from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
 
 def _records(worker, replicates, n_jobs, chunk_size, backend="loky"):
@@ -20,7 +22,7 @@ def _records(worker, replicates, n_jobs, chunk_size, backend="loky"):
 def worker():
     pop = LogisticPopulation(0.2)
     conds = make_conditions([20, 40], 5, pop)
-    return CVVarianceWorker(pop, SklearnLearner(DecisionTreeClassifier(), "tree"), conds, seed=3, truth=False)
+    return CVVarianceWorker(pop, SklearnLearner(DecisionTreeClassifier(), "tree"), zero_one, conds, seed=3, truth=False)
 
 
 def test_identical_records_for_any_n_jobs_chunking_and_backend(worker):
@@ -32,7 +34,7 @@ def test_identical_records_for_any_n_jobs_chunking_and_backend(worker):
 
 
 def test_replicate_does_not_depend_on_other_conditions(worker):
-    alone = CVVarianceWorker(worker.population, worker.learner, make_conditions([40], 5, worker.population),
+    alone = CVVarianceWorker(worker.population, worker.learner, zero_one, make_conditions([40], 5, worker.population),
                              seed=3, truth=False)
     both = _records(worker, 6, 1, 6, "sequential")
     only40 = _records(alone, 6, 1, 6, "sequential")
@@ -53,7 +55,7 @@ def test_exact_truth_on_a_finite_population():
     y = (X[:, 0] > 0).astype(int)
     pop = TabularPopulation(X, y, name="toy")
     learner = SklearnLearner(DecisionTreeClassifier(max_depth=1), "stump")
-    w = CVVarianceWorker(pop, learner, make_conditions([20], 4, pop), seed=1, truth=True)
+    w = CVVarianceWorker(pop, learner, zero_one, make_conditions([20], 4, pop), seed=1, truth=True)
     blocks, labels, truth = w.replicate(w.conditions[0], 0)
     assert truth.shape == (4,) and np.all((truth >= 0) & (truth <= 1))
     rec = _records(w, 400, 1, 400, "sequential")
@@ -97,7 +99,7 @@ def test_failing_replicates_are_recorded_not_dropped():
             return super().fit(X, y, **kw)
 
     pop = LogisticPopulation(0.2)
-    w = CVVarianceWorker(pop, SklearnLearner(Flaky(), "flaky"), make_conditions([20, 40], 5, pop), 0, False)
+    w = CVVarianceWorker(pop, SklearnLearner(Flaky(), "flaky"), zero_one, make_conditions([20, 40], 5, pop), 0, False)
     rec = _records(w, 5, 1, 5, "sequential")
     assert len(rec) == 10
     failed = rec[rec.error != ""]
@@ -118,7 +120,7 @@ def test_gaussian_folds_study_checks_proposition2(rho):
     from simstudy.populations import GaussianFoldsPopulation
 
     pop = GaussianFoldsPopulation(rho=rho, mean=0.25, sigma=2.0)
-    w = CVVarianceWorker(pop, None, make_conditions([40], 10, pop), seed=11, truth=False)
+    w = CVVarianceWorker(pop, None, zero_one, make_conditions([40], 10, pop), seed=11, truth=False)
     R = 4000
     rec = _records(w, R, 1, 1000, "sequential")
     summary, tests = aggregate(rec, 0.05, sorted({0.0, rho}), "auto")

@@ -10,7 +10,8 @@ from sklearn.linear_model import RidgeClassifier
 from simstudy.learners import BatchedLDA, BatchedRidge, SklearnLearner, build_learner
 from simstudy.populations import LogisticPopulation
 from simstudy.runner import run_chunks
-from simstudy.studies.cv_variance import CVVarianceWorker, make_conditions
+from simstudy.losses import zero_one
+from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
 # (kernel, scikit-learn estimator, well defined on rank-deficient data)
 CASES = [
@@ -83,8 +84,22 @@ def test_worker_records_identical_to_per_replicate_sklearn(make, batched):
     conds = make_conditions([20, 60], 10, pop)
     runs = {}
     for name, learner in (("batched", batched), ("sklearn", SklearnLearner(make()))):
-        worker = CVVarianceWorker(pop, learner, conds, seed=4, truth=False)
+        worker = CVVarianceWorker(pop, learner, zero_one, conds, seed=4, truth=False)
         runs[name] = run_chunks(worker, [50, 50], chunk_size=17, n_jobs=1, progress=False).records
     a, b = runs["batched"], runs["sklearn"]
     pd.testing.assert_series_equal(a.mu_hat, b.mu_hat)
     np.testing.assert_allclose(a.theta3, b.theta3)
+
+
+def test_protocol_fit_equals_the_fold_rule():
+    """fit(state, rows) of the batched learners is the rule fitted on those rows (with repeats)."""
+    from simstudy.populations import Sample
+
+    X, y, labels, K = _data("continuous", R=1, n=40, p=3)
+    for learner in (BatchedRidge(0.3), BatchedLDA()):
+        state = learner.start(Sample(X[0], y[0]))
+        rule = learner.fit(state, np.flatnonzero(labels[0] != 2), np.random.default_rng(0))
+        folds = learner.fold_rules(X, y, labels, K)
+        np.testing.assert_allclose(rule.w[0, 0], folds.w[0, 2], rtol=1e-10, atol=1e-12)
+        np.testing.assert_array_equal(learner.predict(state, rule, np.arange(40)),
+                                      (X[0] @ folds.w[0, 2] + folds.b[0, 2] > 0).astype(int))

@@ -10,11 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simstudy.config import ConfigError
-from simstudy.run import run
-from simstudy.runner import FailureRateExceeded
+from simstudy.errors import FailureRateExceeded, RunDirectoryError
 
-from conftest import ROOT
+from conftest import ROOT, run_config as run
 
 BASE = ["study.sizes=[20,40,80]", "study.replicates=300", "runner.chunk_size=15", "runner.n_jobs=2",
         "runner.progress=false"]
@@ -82,7 +80,7 @@ def test_corrupted_shard_is_detected_and_recomputed(tmp_path, reference_run):
 def test_different_config_is_refused_unless_overwrite(compose_config, tmp_path):
     cfg = compose_config("experiment=debug")
     run(cfg, tmp_path)
-    with pytest.raises(ConfigError, match="different configuration.*runner.overwrite=true"):
+    with pytest.raises(RunDirectoryError, match="different configuration.*runner.overwrite=true"):
         run(compose_config("experiment=debug", "study.seed=99"), tmp_path)
     result = run(compose_config("experiment=debug", "study.seed=99", "runner.overwrite=true"), tmp_path)
     assert len(result.records) == 120

@@ -10,9 +10,9 @@ from simstudy.populations.synthetic import (
     LogisticPopulation, linear_rule_risk, linear_rule_risk_quad, logistic_alpha_for_bayes_error,
 )
 from simstudy.runner import Chunk
-from simstudy.studies.risk_estimates import (
-    FisherRiskWorker, OptimismWorker, _draw, apply_rhat, bootstrap_632, make_conditions, optimism_table,
-)
+from simstudy.studies.nedelko_fisher.aggregate import apply_rhat, optimism_table
+from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, OptimismWorker, bootstrap_632, make_conditions
+from simstudy.studies.nedelko_fisher.worker import draw as _draw
 
 
 def test_batched_kernel_equals_reference_implementation():

@@ -9,7 +9,7 @@ from simstudy.inference.error_functions import delta0
 from simstudy.learners.histogram import (
     compositions, kfold_error_distribution, loo_estimate, predict_cells,
 )
-from simstudy.studies.histogram_exact import exact_expectations, sample_probabilities, sample_tables, simplex_grid
+from simstudy.studies.nedelko_histogram.exact import exact_expectations, sample_probabilities, sample_tables, simplex_grid
 
 
 def _rule(types, cells):

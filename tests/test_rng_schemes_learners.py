@@ -5,6 +5,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from simstudy.learners import ConstantClassifier, SklearnLearner
+from simstudy.populations import Sample
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.schemes import KFold
 
@@ -53,33 +54,37 @@ def test_tree_fast_path_predicts_like_plain_sklearn():
     learner = SklearnLearner(DecisionTreeClassifier(), "tree")
     assert learner.fast_path
     fit_rng = np.random.default_rng(9)
-    model = learner.fit(learner.prepare(X[:150]), y[:150], fit_rng)
+    state = learner.start(Sample(X, y))
+    model = learner.fit(state, np.arange(150), fit_rng)
     plain = DecisionTreeClassifier(random_state=model.random_state).fit(X[:150].astype(np.float32), y[:150])
-    np.testing.assert_array_equal(learner.predict(model, learner.prepare(X[150:])),
+    np.testing.assert_array_equal(learner.predict(state, model, np.arange(150, 200)),
                                   plain.predict(X[150:].astype(np.float32)))
 
 
 def test_random_state_comes_from_the_replicate_stream_unless_fixed():
     X = np.random.default_rng(0).normal(size=(30, 2))
     y = np.arange(30) % 2
+    rows = np.arange(30)
     free = SklearnLearner(DecisionTreeClassifier())
-    a = free.fit(free.prepare(X), y, np.random.default_rng(1)).random_state
-    b = free.fit(free.prepare(X), y, np.random.default_rng(1)).random_state
+    a = free.fit(free.start(Sample(X, y)), rows, np.random.default_rng(1)).random_state
+    b = free.fit(free.start(Sample(X, y)), rows, np.random.default_rng(1)).random_state
     assert a == b and isinstance(a, int)
     fixed = SklearnLearner(DecisionTreeClassifier(random_state=7))
-    assert fixed.fit(fixed.prepare(X), y, np.random.default_rng(1)).random_state == 7
+    assert fixed.fit(fixed.start(Sample(X, y)), rows, np.random.default_rng(1)).random_state == 7
 
 
 def test_single_class_fold_gives_constant_classifier():
     learner = SklearnLearner(LogisticRegression(), "logreg")
     assert not learner.fast_path
-    model = learner.fit(np.zeros((5, 2)), np.ones(5, int), np.random.default_rng(0))
+    state = learner.start(Sample(np.zeros((5, 2)), np.ones(5, int)))
+    model = learner.fit(state, np.arange(5), np.random.default_rng(0))
     assert isinstance(model, ConstantClassifier)
-    np.testing.assert_array_equal(learner.predict(model, np.zeros((3, 2))), [1, 1, 1])
+    np.testing.assert_array_equal(learner.predict(state, model, np.arange(3)), [1, 1, 1])
 
 
-def test_not_a_classifier_is_rejected():
-    from sklearn.linear_model import LinearRegression
+def test_not_an_estimator_is_rejected():
+    """Classifiers and regressors are learners (regression studies); a transformer is neither."""
+    from sklearn.preprocessing import StandardScaler
 
-    with pytest.raises(ValueError, match="not a scikit-learn classifier"):
-        SklearnLearner(LinearRegression(), "ols")
+    with pytest.raises(ValueError, match="neither a scikit-learn classifier nor a regressor"):
+        SklearnLearner(StandardScaler(), "scaler")

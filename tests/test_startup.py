@@ -31,12 +31,13 @@ def test_tree_worker_does_not_import_sklearn_scipy_stats_or_matplotlib(tmp_path)
     scipy.stats or matplotlib (each costs about a second of start-up per worker)."""
     from simstudy.learners import build_learner
     from simstudy.populations import build_population
-    from simstudy.studies.cv_variance import CVVarianceWorker, make_conditions
+    from simstudy.losses import zero_one
+    from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(LETTER_FILE),
                             "positive": list("ABCDEFGHIJKLM")})
     learner = build_learner({"name": "tree", "estimator": {"_target_": "sklearn.tree.DecisionTreeClassifier"}})
-    worker = CVVarianceWorker(pop, learner, make_conditions([20], 10, pop), 1, True)
+    worker = CVVarianceWorker(pop, learner, zero_one, make_conditions([20], 10, pop), 1, True)
     path = tmp_path / "worker.pkl"
     path.write_bytes(pickle.dumps(worker))
     code = ("import pickle, sys; from simstudy.runner import Chunk; w = pickle.load(open(sys.argv[1], 'rb')); "
@@ -55,11 +56,12 @@ def _pid(chunk):
 
 def test_prestarted_workers_are_the_run_workers():
     """Workers started (and warmed) before the run are the ones that compute its chunks."""
-    assert warm_worker("simstudy.studies.cv_variance") == os.getpid()  # runs warm_up() in-process
-    assert prestart_workers(2, "loky", "simstudy.studies.cv_variance")
+    study = "simstudy.studies.cv_variance.study:CVVarianceStudy"
+    assert warm_worker(study) == os.getpid()  # runs warm_up() in-process
+    assert prestart_workers(2, "loky", study)
     warmed = set(wait_for_workers())
     assert len(warmed) == 2 and os.getpid() not in warmed
     report = run_chunks(_pid, [40], chunk_size=2, n_jobs=2, progress=False)
     assert {o.records for o in report.outputs} == warmed
-    assert not prestart_workers(1, "loky", "simstudy.studies.cv_variance")   # in-process runs: nothing to start
-    assert not prestart_workers(2, "threading", "simstudy.studies.cv_variance")
+    assert not prestart_workers(1, "loky", study)   # in-process runs: nothing to start
+    assert not prestart_workers(2, "threading", study)

@@ -1,51 +1,205 @@
-"""Learners: turn a training sample into fitted models and residuals."""
+"""Learners: turn training samples into fitted models (the protocol: :mod:`simstudy.learners.base`).
+
+:func:`build_learner` accepts a learner object, a scikit-learn estimator, a registered preset
+name (:data:`simstudy.registry.LEARNERS`) or a config mapping, and returns the fastest
+implementation that reproduces it for the population and loss at hand:
+
+- ``DecisionTreeClassifier`` settings the numba CART reproduces -> :class:`CartLearner`;
+- ``RidgeClassifier`` / ``LinearDiscriminantAnalysis(solver="lsqr")`` on binary labels ->
+  the batched linear kernels;
+- ``KNeighborsClassifier`` (uniform weights, Euclidean) on a finite population -> the exact
+  population k-NN;
+- anything else -> :class:`SklearnLearner` (scikit-learn, one clone per fit).
+
+``engine="sklearn"`` always uses scikit-learn; ``engine="numba"`` requires a kernel.
+"""
 from __future__ import annotations
 
+import importlib
 import logging
+from typing import Any, Mapping
 
-from simstudy.learners.cart import CartLearner, supported_tree_params
-from simstudy.learners.linear import BatchedLDA, BatchedRidge, batched_linear_learner
-from simstudy.learners.sklearn import ConstantClassifier, SklearnLearner
+from simstudy.errors import ConfigError
+from simstudy.learners.base import BatchFolds, Folds, Learner, capabilities, check_learner, learners_context
+from simstudy.learners.sklearn import ConstantClassifier, SampleArrays, SklearnLearner
 
-__all__ = ["BatchedLDA", "BatchedRidge", "CartLearner", "ConstantClassifier", "SklearnLearner", "build_learner",
-           "fast_kernel"]
+__all__ = ["BatchFolds", "ConstantClassifier", "Folds", "Learner", "SampleArrays", "SklearnLearner",
+           "build_learner", "capabilities", "check_learner", "estimator_from_spec", "fast_kernel",
+           "learners_context", "validate_learner_config", "CartLearner", "BatchedRidge", "BatchedLDA", "PopulationKNN"]
+
+#: The kernels, imported on first use (numba compiles or loads them).
+_KERNELS = {"CartLearner": "simstudy.learners.cart", "BatchedRidge": "simstudy.learners.linear",
+            "BatchedLDA": "simstudy.learners.linear", "PopulationKNN": "simstudy.learners.knn"}
+
+
+def __getattr__(name: str):
+    if name in _KERNELS:
+        return getattr(importlib.import_module(_KERNELS[name]), name)
+    raise AttributeError(f"module 'simstudy.learners' has no attribute {name!r}")
 
 log = logging.getLogger("simstudy")
 ENGINES = ("auto", "numba", "sklearn")
 
 
-def fast_kernel(estimator, name: str = "learner"):
-    """The fast kernel reproducing a scikit-learn estimator: ``(learner, "")``, or
-    ``(None, reason)`` when none does (the numba CART for trees, batched linear kernels for
-    RidgeClassifier and LDA with the lsqr solver)."""
+def estimator_from_spec(spec: Mapping[str, Any], field_name: str = "learner.estimator"):
+    """Instantiate a scikit-learn estimator from ``{_target_: ..., **params}``; errors name the field.
+
+    Raises
+    ------
+    ConfigError
+        The class cannot be imported, is not an estimator, or rejects its parameters.
+    """
+    spec = dict(spec)
+    target = spec.pop("_target_", None)
+    if not target:
+        raise ConfigError(f"{field_name}._target_={target!r} is invalid: name a scikit-learn estimator class, e.g. "
+                          "sklearn.tree.DecisionTreeClassifier.")
+    module_name, _, attr = str(target).rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError):
+        raise ConfigError(f"{field_name}._target_={target!r} is invalid: no such class; give the full import path, "
+                          "e.g. sklearn.linear_model.LogisticRegression.") from None
+    if not isinstance(cls, type):
+        raise ConfigError(f"{field_name}._target_={target!r} is invalid: this is not a class; name a scikit-learn "
+                          "estimator class.")
+    try:
+        estimator = cls(**spec)
+    except TypeError as exc:
+        raise ConfigError(f"{field_name}={dict(spec, _target_=target)!r} is invalid: {cls.__name__} rejects these "
+                          f"parameters ({exc}); check the parameter names.") from None
+    if hasattr(estimator, "_validate_params"):
+        try:
+            estimator._validate_params()
+        except Exception as exc:  # scikit-learn's InvalidParameterError (a ValueError) and friends
+            raise ConfigError(f"{field_name}={dict(spec, _target_=target)!r} is invalid: {exc}") from None
+    return estimator
+
+
+def fast_kernel(estimator, name: str = "learner", population: Any = None):
+    """The simstudy kernel reproducing a scikit-learn estimator, ``(learner, "")``, or
+    ``(None, reason)`` when none does for this population."""
+    from simstudy.learners.cart import CartLearner, supported_tree_params
+    from simstudy.learners.knn import PopulationKNN, supported_knn_params
+    from simstudy.learners.linear import batched_linear_learner
+
     ok, why_tree = supported_tree_params(estimator)
     if ok:
         return CartLearner(estimator, name=name), ""
+    if type(estimator).__name__ == "KNeighborsClassifier":
+        ok, why = supported_knn_params(estimator)
+        if ok and population is not None and hasattr(population, "X") and hasattr(population, "y"):
+            return PopulationKNN(estimator, population.X, population.y, name=name), ""
+        return None, why if not ok else "the population k-NN needs a finite population"
     batched, why_linear = batched_linear_learner(estimator, name)
     if batched is not None:
+        labels = getattr(population, "y", None)
+        if labels is not None and not set(map(int, set(labels.tolist()))) <= {0, 1}:
+            return None, "the batched linear kernels need binary labels"
         return batched, ""
     return None, why_tree if "Tree" in type(estimator).__name__ else why_linear
 
 
-def build_learner(cfg):
-    """Instantiate the learner described by a ``learner`` config node.
+def _from_mapping(cfg: Mapping[str, Any], field_name: str) -> tuple[Any, str, str, bool]:
+    """(estimator or learner object, name, engine, fast_path) from a learner config mapping."""
+    cfg = dict(cfg)
+    if cfg.get("_target_") not in (None, "???"):
+        from simstudy.registry import import_path
 
-    ``learner.engine``: ``"auto"`` (default) uses a fast kernel when one reproduces the
-    estimator (simstudy's numba CART for ``DecisionTreeClassifier``, the batched linear kernels
-    for ``RidgeClassifier`` and ``LinearDiscriminantAnalysis(solver="lsqr"|"eigen")``) and
-    scikit-learn otherwise (saying so once in the log); ``"numba"`` requires a fast kernel;
-    ``"sklearn"`` always uses scikit-learn.
+        target = cfg.pop("_target_")
+        kwargs = {k: v for k, v in cfg.items() if k not in ("name", "engine", "fast_path", "estimator")}
+        try:
+            obj = import_path(str(target))(**kwargs)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ConfigError(f"{field_name}._target_={target!r} is invalid: cannot import it ({type(exc).__name__}: "
+                              f"{exc}).") from None
+        except TypeError as exc:
+            raise ConfigError(f"{field_name}: {target}(**{kwargs!r}) failed ({exc}); check the keyword "
+                              f"arguments given with +{field_name}.<name>=value.") from None
+        return obj, str(cfg.get("name") or getattr(obj, "name", type(obj).__name__)), "auto", True
+    if "_target_" in cfg:
+        raise ConfigError(f"{field_name}._target_ is missing: learner=custom needs the import path of your learner "
+                          "class, e.g. learner._target_=mypackage.learners.MyLearner.")
+    if not cfg.get("estimator"):
+        raise ConfigError(f"{field_name}.estimator is missing: give estimator._target_ (a scikit-learn class).")
+    estimator = estimator_from_spec(cfg["estimator"], f"{field_name}.estimator")
+    target = str(dict(cfg["estimator"]).get("_target_", ""))
+    name = cfg.get("name") or type(estimator).__name__
+    preset_target = _preset_target(name)
+    if preset_target and preset_target != target:
+        name = type(estimator).__name__  # a preset's name with another estimator would mislabel every output
+    return estimator, str(name), str(cfg.get("engine", "auto")), bool(cfg.get("fast_path", True))
+
+
+def _preset_target(name: str) -> str | None:
+    from simstudy.registry import LEARNERS
+
+    for entry in LEARNERS.values():
+        preset = entry.load_config()
+        if getattr(preset, "name", None) == name:
+            return str(preset.estimator.get("_target_"))
+    return None
+
+
+def validate_learner_config(cfg: Mapping[str, Any], field_name: str = "learner") -> None:
+    """Field checks of a learner config (no data needed): the estimator can be built with its
+    parameters and the engine is known. Whether a kernel applies is decided with the population."""
+    if cfg.get("_target_") in (None, "???") or "estimator" in cfg and cfg.get("estimator"):
+        _from_mapping(cfg, field_name)
+    if cfg.get("engine", "auto") not in ENGINES:
+        raise ConfigError(f"{field_name}.engine={cfg.get('engine')!r} is invalid: choose auto, numba or sklearn.")
+
+
+def build_learner(spec: Any, population: Any = None, loss: Any = None, field_name: str = "learner") -> Any:
+    """A learner object for ``spec`` (see the module docstring).
+
+    Parameters
+    ----------
+    spec : learner object, scikit-learn estimator, str or mapping
+        A mapping has ``name``, ``estimator`` (``_target_`` and parameters), ``engine`` and
+        ``fast_path`` (:class:`simstudy.learners.presets.LearnerConfig`), or ``_target_`` (a
+        user's learner class) and keyword arguments.
+    population : population object, optional
+        Lets the engine choose population-specific kernels (k-NN on a finite population,
+        binary labels for the batched linear kernels).
+    loss : simstudy.losses.Loss, optional
+        A loss that needs probabilities rules out kernels without ``predict_proba``.
+    field_name : str
+        Config field named in error messages.
     """
-    sk = SklearnLearner.from_config(cfg)
-    engine = cfg.get("engine", "auto")
+    if isinstance(spec, str):
+        from dataclasses import asdict
+
+        from simstudy.registry import LEARNERS
+
+        if spec not in LEARNERS:
+            raise ConfigError(f"{field_name}={spec!r} is invalid: choose one of {', '.join(LEARNERS)}, or pass a "
+                              "scikit-learn estimator or a learner object.")
+        preset = LEARNERS[spec].load_config()
+        spec = asdict(preset) if not isinstance(preset, dict) else dict(preset)
+    engine, fast_path = "auto", True
+    if isinstance(spec, Mapping) or (hasattr(spec, "items") and not hasattr(spec, "fit")):
+        obj, name, engine, fast_path = _from_mapping(spec, field_name)
+    else:
+        obj, name = spec, None
+    if engine not in ENGINES:
+        raise ConfigError(f"{field_name}.engine={engine!r} is invalid: choose auto, numba or sklearn.")
+    if not hasattr(obj, "get_params"):  # a learner object, not a scikit-learn estimator
+        check_learner(obj, field_name)
+        return obj
+    name = name or type(obj).__name__
+    sk = SklearnLearner(obj, name=name, fast_path=fast_path)
     if engine == "sklearn":
         return sk
-    kernel, why = fast_kernel(sk.template, sk.name)
+    kernel, why = fast_kernel(obj, name, population)
+    if kernel is not None and loss is not None and loss.needs_proba and "predict_proba" not in capabilities(kernel):
+        kernel, why = None, f"loss {loss.name!r} needs probabilities, which the kernel does not give"
     if kernel is not None:
         return kernel
     if engine == "numba":
-        raise ValueError(f"learner.engine=numba: no fast kernel reproduces this estimator ({why}); "
-                         "use learner.engine=auto or sklearn.")
-    if type(sk.template).__name__ in ("DecisionTreeClassifier", "RidgeClassifier", "LinearDiscriminantAnalysis"):
-        log.info("learner %s: no fast kernel reproduces these settings (%s); using scikit-learn", sk.name, why)
+        raise ConfigError(f"{field_name}.engine='numba' is invalid: no fast kernel reproduces this estimator ({why}); "
+                          "use learner.engine=auto or sklearn.")
+    if type(obj).__name__ in ("DecisionTreeClassifier", "RidgeClassifier", "LinearDiscriminantAnalysis",
+                              "KNeighborsClassifier"):
+        log.info("learner %s: no fast kernel reproduces these settings (%s); using scikit-learn", name, why)
     return sk

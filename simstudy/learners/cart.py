@@ -44,7 +44,13 @@ import numpy as np
 from numba.core import types
 from numba.core.extending import intrinsic
 
-from simstudy.learners.crossval import CrossValidation
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Losses and fold models of :func:`cross_validate_cart` (temporary)."""
+
+    losses: np.ndarray
+    models: list | None
 
 __all__ = ["CartTree", "CartLearner", "RankedFeatures", "cross_validate_cart", "fit_cart",
            "population_errors", "predict_cart", "supported_tree_params", "warm_up"]
@@ -936,30 +942,50 @@ class CartLearner:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state, template=None)
 
-    def prepare(self, X: np.ndarray) -> RankedFeatures:
-        """Rank the sample's features once; folds are row subsets of the result."""
-        return RankedFeatures.from_array(X)
+    task = "classification"
+
+    def start(self, sample) -> "CartState":
+        """Rank the sample's features once; fits are row subsets of the result."""
+        return CartState(RankedFeatures.from_array(sample.X), np.asarray(sample.y))
 
     def _seed(self, rng: np.random.Generator) -> int:
         if isinstance(self.random_state, (int, np.integer)):
             return int(self.random_state)
         return int(rng.integers(0, 2**31 - 1))
 
-    def fit(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> CartTree:
-        return fit_cart(X, y, self._seed(rng), self.criterion, self.max_depth, self.min_samples_split,
-                        self.min_samples_leaf)
+    def fit(self, state: "CartState", rows: np.ndarray, rng: np.random.Generator) -> CartTree:
+        return fit_cart(state.ranked[rows], state.y[rows], self._seed(rng), self.criterion, self.max_depth,
+                        self.min_samples_split, self.min_samples_leaf)
 
-    def cross_validate(self, X: RankedFeatures, y: np.ndarray, labels: np.ndarray, K: int,
-                       rng: np.random.Generator, keep_models: bool = True) -> CrossValidation:
-        """K-fold CV in one compiled call; the same trees, seeds and losses as :meth:`fit` and
-        :meth:`predict` fold by fold (one seed drawn from ``rng`` per fold, in fold order)."""
-        seeds = [self._seed(rng) for _ in range(K)]
-        return cross_validate_cart(X, y, labels, K, seeds, self.criterion, self.max_depth, self.min_samples_split,
-                                   self.min_samples_leaf, keep_models)
+    def predict(self, state: "CartState", model: CartTree, rows: np.ndarray) -> np.ndarray:
+        return predict_cart(model, state.ranked.X[rows])
 
-    def predict(self, model: CartTree, X: np.ndarray) -> np.ndarray:
+    def predict_features(self, model: CartTree, X: np.ndarray) -> np.ndarray:
         return predict_cart(model, X)
 
-    def errors_on(self, models: list[CartTree], X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Error rates of several fitted trees on (X, y) in one pass (exact truth on a population)."""
-        return population_errors(models, X, y)
+    def cross_validate(self, state: "CartState", labels: np.ndarray, K: int, rng: np.random.Generator,
+                       keep_models: bool = True):
+        """K-fold CV in one compiled call; the same trees, seeds and predictions as :meth:`fit` and
+        :meth:`predict` fold by fold (one seed drawn from ``rng`` per fold, in fold order)."""
+        from simstudy.learners.base import Folds
+
+        seeds = [self._seed(rng) for _ in range(K)]
+        cv = cross_validate_cart(state.ranked, state.y, labels, K, seeds, self.criterion, self.max_depth,
+                                 self.min_samples_split, self.min_samples_leaf, True)
+        predictions = np.empty_like(state.y)
+        for k, tree in enumerate(cv.models):  # temporary: the kernel will return the predictions
+            test = labels == k
+            predictions[test] = predict_cart(tree, state.ranked.X[test])
+        return Folds(predictions, cv.models if keep_models else None)
+
+    def population_errors(self, models: list[CartTree], population) -> np.ndarray:
+        """Exact error rates of fitted trees on a finite population, in one pass (row bitsets)."""
+        return population_errors(models, population.features(np.float32), population.y)
+
+
+@dataclass(frozen=True)
+class CartState:
+    """A sample prepared for the tree: ranked features and labels."""
+
+    ranked: RankedFeatures
+    y: np.ndarray

@@ -1,6 +1,6 @@
 """A plain, per-sample implementation of Nedelko's estimates (slow; for checks and benchmarks).
 
-It computes the same quantities as :class:`simstudy.studies.risk_estimates.FisherRiskWorker`
+It computes the same quantities as :class:`simstudy.studies.nedelko_fisher.worker.FisherRiskWorker`
 the obvious way: ``np.linalg.solve`` per fit, a refit for every left-out point and fold, and a
 brute-force search over all candidate thresholds. The tests prove the batched kernel equal to
 it; ``benchmarks/run.py`` measures the speed-up.

@@ -234,6 +234,21 @@ class PopulationKNN:
         os.replace(tmp, path)
         return np.load(path, mmap_mode="r")
 
+    # -- the learner protocol (simstudy.learners.base): a sample's state is its population rows
+    task = "classification"
+
+    def start(self, sample) -> np.ndarray:
+        """The sample's population row indices (the model is the multiset of its training rows)."""
+        if sample.index is None:
+            raise ValueError("the population k-NN needs samples drawn from a finite population (row indices).")
+        return np.asarray(sample.index)
+
+    def fit(self, state: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> KnnModel:
+        return self.fit_rows(state[rows])
+
+    def predict(self, state: np.ndarray, model: KnnModel, rows: np.ndarray) -> np.ndarray:
+        return self.predict_rows(model, state[rows])
+
     def fit_rows(self, rows: np.ndarray) -> KnnModel:
         """The model trained on the population rows ``rows`` (repeats allowed)."""
         counts = np.bincount(rows, minlength=self.X.shape[0]).astype(np.int32)
@@ -251,7 +266,11 @@ class PopulationKNN:
         _predict_rows(rows, counts, union, self.lists, self.X, self.y, self.k, self.n_classes, out)
         return out
 
-    def population_errors(self, models: list[KnnModel]) -> np.ndarray:
-        """Exact error of each model on the whole population (one list walk serves all models)."""
+    def population_errors(self, models: list[KnnModel], population=None) -> np.ndarray:
+        """Exact error of each model on the whole population (one list walk serves all models).
+
+        ``population`` must be the one whose rows this k-NN indexes (checked by shape)."""
+        if population is not None and getattr(population, "X", self.X).shape != self.X.shape:
+            raise ValueError("the population k-NN indexes another population than the one asked for.")
         pred = self._predict_many(models, np.arange(self.X.shape[0]))
         return np.mean(pred != self.y, axis=1)

@@ -27,7 +27,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LinearRuleBatch", "BatchedRidge", "BatchedLDA", "batched_linear_learner"]
+from simstudy.learners.base import BatchFolds
+from simstudy.learners.sklearn import SampleArrays
+
+__all__ = ["LinearRuleBatch", "BatchedLinearLearner", "BatchedRidge", "BatchedLDA", "batched_linear_learner",
+           "fold_weights"]
 
 
 @dataclass(frozen=True)
@@ -42,16 +46,20 @@ class LinearRuleBatch:
         return np.einsum("rkp,rmp->rkm", self.w, X) + self.b[..., None]
 
 
-def _fold_sums(Xc: np.ndarray, y: np.ndarray, labels: np.ndarray, K: int):
-    """Training-fold indicator weights (R, K, n) and class counts (R, K) per fold.
+def fold_weights(labels: np.ndarray, K: int) -> np.ndarray:
+    """Training weights (R, K, n) of K-fold CV: 1 outside fold k, 0 in it."""
+    onehot = (labels[:, None, :] == np.arange(K)[None, :, None]).astype(float)    # (R, K, n)
+    return 1.0 - onehot
+
+
+def _class_counts(train: np.ndarray, y: np.ndarray):
+    """Weighted class counts (R, F) of each fit's training set.
 
     Callers centre X per replicate first, which keeps the Gram matrices well conditioned.
     """
-    onehot = (labels[:, None, :] == np.arange(K)[None, :, None]).astype(float)    # (R, K, n)
-    train = 1.0 - onehot
     n1 = np.einsum("rkn,rn->rk", train, (y == 1).astype(float))
     n0 = train.sum(-1) - n1
-    return train, n0, n1
+    return n0, n1
 
 
 def _constant_rules(w, b, n0, n1):
@@ -67,11 +75,53 @@ def _pinv_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return np.einsum("...ij,...j->...i", np.linalg.pinv(A, rcond=np.finfo(float).eps * A.shape[-1], hermitian=True), B)
 
 
-class BatchedRidge:
-    """RidgeClassifier emulation (see module docstring); ``alpha = 0`` is least squares."""
+class BatchedLinearLearner:
+    """The learner protocol for linear rules fitted from weighted class sums (subclasses
+    implement :meth:`fit_weighted`). Binary labels {0, 1}; deterministic (``rng`` unused)."""
 
-    batched = True
     dtype = np.float64
+    name = "linear"
+    task = "classification"
+
+    def fit_weighted(self, X: np.ndarray, y: np.ndarray, train: np.ndarray) -> LinearRuleBatch:
+        raise NotImplementedError
+
+    def fold_rules(self, X: np.ndarray, y: np.ndarray, labels: np.ndarray, K: int) -> LinearRuleBatch:
+        """Rules (R, K) fitted on each replicate's training folds (all but fold k)."""
+        return self.fit_weighted(X, y, fold_weights(labels, K))
+
+    def start(self, sample) -> SampleArrays:
+        return SampleArrays(np.ascontiguousarray(sample.X, dtype=np.float64), np.asarray(sample.y))
+
+    def fit(self, state: SampleArrays, rows: np.ndarray, rng: np.random.Generator) -> LinearRuleBatch:
+        """One rule trained on the rows ``rows`` (repeated rows count with their multiplicity)."""
+        weights = np.bincount(rows, minlength=state.y.shape[0]).astype(float)
+        return self.fit_weighted(state.X[None], state.y[None], weights[None, None])
+
+    def predict(self, state: SampleArrays, model: LinearRuleBatch, rows: np.ndarray) -> np.ndarray:
+        return self.predict_features(model, state.X[rows])
+
+    def predict_features(self, model: LinearRuleBatch, X: np.ndarray) -> np.ndarray:
+        """Label 1 where x.w + b > 0 (a rule of a batch of one)."""
+        return (X @ model.w[0, 0] + model.b[0, 0] > 0).astype(np.int64)
+
+    def cross_validate_batch(self, X: np.ndarray, y: np.ndarray, labels: np.ndarray, K: int) -> BatchFolds:
+        """K-fold CV of R samples (X (R, n, p), y (R, n), fold labels (R, n)) in one go."""
+        rules = self.fold_rules(X, y, labels, K)
+        own = np.take_along_axis(rules.decision(X), labels[:, None, :], axis=1)[:, 0, :]   # (R, n)
+        return BatchFolds((own > 0).astype(int), rules)
+
+    def batch_predict_features(self, rules: LinearRuleBatch, X: np.ndarray, block: int = 64) -> np.ndarray:
+        """Labels (R*K, N) of every rule of a batch on features X (N, p), in blocks of rules."""
+        W, b = rules.w.reshape(-1, rules.w.shape[-1]), rules.b.reshape(-1)
+        out = np.empty((W.shape[0], X.shape[0]), dtype=np.int64)
+        for s in range(0, W.shape[0], block):  # blocks of rules keep memory at N x block
+            out[s:s + block] = ((X @ W[s:s + block].T + b[s:s + block]) > 0).T
+        return out
+
+
+class BatchedRidge(BatchedLinearLearner):
+    """RidgeClassifier emulation (see module docstring); ``alpha = 0`` is least squares."""
 
     def __init__(self, alpha: float = 1.0, name: str = "ridge"):
         self.alpha = float(alpha)
@@ -81,12 +131,12 @@ class BatchedRidge:
         return {"name": self.name, "estimator": "RidgeClassifier", "engine": "simstudy batched linear",
                 "alpha": self.alpha}
 
-    def fold_rules(self, X: np.ndarray, y: np.ndarray, labels: np.ndarray, K: int) -> LinearRuleBatch:
-        """Rules (R, K) fitted on each replicate's training folds (all but fold k)."""
+    def fit_weighted(self, X: np.ndarray, y: np.ndarray, train: np.ndarray) -> LinearRuleBatch:
+        """Rules (R, F) fitted with the training weights ``train`` (R, F, n) on samples X (R, n, p)."""
         xbar = X.mean(axis=1)
         X = X - xbar[:, None, :]
         t = 2.0 * (y == 1) - 1.0                                                    # -1 / +1 targets
-        train, n0, n1 = _fold_sums(X, y, labels, K)
+        n0, n1 = _class_counts(train, y)
         n = train.sum(-1)                                                           # (R, K)
         mx = np.einsum("rkn,rnp->rkp", train, X) / n[..., None]
         my = np.einsum("rkn,rn->rk", train, t) / n
@@ -101,11 +151,8 @@ class BatchedRidge:
         return _raw_coordinates(w, b, xbar, n0, n1)
 
 
-class BatchedLDA:
+class BatchedLDA(BatchedLinearLearner):
     """LinearDiscriminantAnalysis (lsqr solver, no shrinkage) emulation."""
-
-    batched = True
-    dtype = np.float64
 
     def __init__(self, name: str = "lda"):
         self.name = name
@@ -113,11 +160,11 @@ class BatchedLDA:
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "estimator": "LinearDiscriminantAnalysis", "engine": "simstudy batched linear"}
 
-    def fold_rules(self, X: np.ndarray, y: np.ndarray, labels: np.ndarray, K: int) -> LinearRuleBatch:
-        """Rules (R, K) fitted on each replicate's training folds (all but fold k)."""
+    def fit_weighted(self, X: np.ndarray, y: np.ndarray, train: np.ndarray) -> LinearRuleBatch:
+        """Rules (R, F) fitted with the training weights ``train`` (R, F, n) on samples X (R, n, p)."""
         xbar = X.mean(axis=1)
         X = X - xbar[:, None, :]
-        train, n0, n1 = _fold_sums(X, y, labels, K)
+        n0, n1 = _class_counts(train, y)
         n = n0 + n1
         coefs, intercepts = [], []
         scatter = 0.0

@@ -1,4 +1,4 @@
-"""Any scikit-learn classifier as a learner, with a fast path for trees.
+"""Any scikit-learn classifier or regressor as a learner, with a fast path for trees.
 
 Conventions (documented in the README):
 
@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: workers of other learners skip it
     from sklearn.base import BaseEstimator
 
-__all__ = ["SklearnLearner", "ConstantClassifier", "fit_context"]
+__all__ = ["SklearnLearner", "ConstantClassifier", "SampleArrays"]
 
 
 @dataclass(frozen=True)
@@ -37,13 +37,21 @@ class ConstantClassifier:
         return np.full(X.shape[0], self.label)
 
 
+@dataclass(frozen=True)
+class SampleArrays:
+    """A training sample prepared for scikit-learn: features in the learner's dtype, labels."""
+
+    X: np.ndarray
+    y: np.ndarray
+
+
 class SklearnLearner:
-    """Fit and predict with a scikit-learn classifier template.
+    """Any scikit-learn estimator behind the learner protocol (:mod:`simstudy.learners.base`).
 
     Parameters
     ----------
     estimator : BaseEstimator
-        An unfitted classifier; it is cloned for every fit.
+        An unfitted classifier or regressor; it is cloned for every fit.
     name : str
         Name used in tables.
     fast_path : bool
@@ -51,44 +59,44 @@ class SklearnLearner:
     """
 
     def __init__(self, estimator: BaseEstimator, name: str = "learner", fast_path: bool = True):
-        from sklearn.base import is_classifier
+        from sklearn.base import is_classifier, is_regressor
 
-        if not is_classifier(estimator):
-            raise ValueError(f"learner {name!r}: {type(estimator).__name__} is not a scikit-learn classifier.")
+        if not (is_classifier(estimator) or is_regressor(estimator)):
+            raise ValueError(f"learner {name!r}: {type(estimator).__name__} is neither a scikit-learn classifier "
+                             "nor a regressor.")
         if hasattr(estimator, "_validate_params"):
             estimator._validate_params()  # parameters are checked once here, not per fit
         from sklearn.tree import BaseDecisionTree
 
         self.template = estimator
         self.name = name
+        self.task = "classification" if is_classifier(estimator) else "regression"
         self.fast_path = bool(fast_path) and isinstance(estimator, BaseDecisionTree)
         params = estimator.get_params(deep=False)
         self._seed_random_state = "random_state" in params and params["random_state"] is None
         #: dtype of the feature arrays handed to fit/predict
         self.dtype = np.float32 if self.fast_path else np.float64
 
-    @classmethod
-    def from_config(cls, cfg: Mapping[str, Any]) -> "SklearnLearner":
-        """Build from a ``learner`` config node (``estimator._target_`` plus parameters)."""
-        from hydra.utils import instantiate
-
-        estimator = instantiate(dict(cfg["estimator"]), _convert_="all")
-        return cls(estimator, name=cfg.get("name", type(estimator).__name__), fast_path=cfg.get("fast_path", True))
-
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "estimator": type(self.template).__name__,
+        return {"name": self.name, "estimator": f"{type(self.template).__module__}.{type(self.template).__name__}",
+                "engine": "scikit-learn",
                 "params": {k: repr(v) for k, v in self.template.get_params(deep=False).items()},
                 "fast_path": self.fast_path}
 
-    def prepare(self, X: np.ndarray) -> np.ndarray:
-        """Convert a feature matrix to the dtype and layout :meth:`fit`/:meth:`predict` expect."""
-        return np.ascontiguousarray(X, dtype=self.dtype)
+    def start(self, sample) -> SampleArrays:
+        """Cast the sample's features to the dtype and layout the estimator's fast path expects."""
+        return SampleArrays(np.ascontiguousarray(sample.X, dtype=self.dtype), sample.y)
 
-    def fit(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
-        """Fit a fresh clone on (X, y); X must come from :meth:`prepare`."""
+    def fit(self, state: SampleArrays, rows: np.ndarray, rng: np.random.Generator):
+        """Fit a fresh clone on the sample's rows ``rows``.
+
+        A classifier's training set holding one class gives the :class:`ConstantClassifier`.
+        An estimator whose ``random_state`` is None gets a seed drawn from ``rng``.
+        """
         from sklearn.base import clone
 
-        if np.all(y == y[0]):
+        X, y = state.X[rows], state.y[rows]
+        if self.task == "classification" and np.all(y == y[0]):
             return ConstantClassifier(y[0])
         est = clone(self.template)
         if self._seed_random_state:
@@ -99,20 +107,31 @@ class SklearnLearner:
             est.fit(X, y)
         return est
 
-    def predict(self, model, X: np.ndarray) -> np.ndarray:
-        """Predicted labels for X (prepared by :meth:`prepare`)."""
+    def predict(self, state: SampleArrays, model, rows: np.ndarray) -> np.ndarray:
+        """Predictions for the sample's rows ``rows``."""
+        return self.predict_features(model, state.X[rows])
+
+    def predict_features(self, model, X: np.ndarray) -> np.ndarray:
+        """Predictions for features ``X`` (cast to the learner's dtype)."""
+        X = np.ascontiguousarray(X, dtype=self.dtype)
         if self.fast_path and not isinstance(model, ConstantClassifier):
             return model.predict(X, check_input=False)
         return model.predict(X)
 
+    def predict_proba(self, state: SampleArrays, model, rows: np.ndarray) -> np.ndarray:
+        """Class probabilities (rows, classes) with column c for class code c (labels 0..C-1)."""
+        X = state.X[rows]
+        width = int(max(np.max(state.y), 1)) + 1
+        out = np.zeros((len(rows), width))
+        if isinstance(model, ConstantClassifier):
+            out[:, int(model.label)] = 1.0
+            return out
+        out[:, np.asarray(model.classes_, dtype=np.int64)] = model.predict_proba(X)
+        return out
 
-def fit_context(learners: Iterable[Any]) -> contextlib.AbstractContextManager:
-    """The context for a chunk of fits: scikit-learn's input and parameter validation off
-    (``assume_finite``, ``skip_parameter_validation``; parameters were validated once at build
-    time) when one of ``learners`` is a :class:`SklearnLearner`, a null context otherwise (then
-    scikit-learn is not imported at all)."""
-    if any(isinstance(learner, SklearnLearner) for learner in learners):
+    def context(self) -> contextlib.AbstractContextManager:
+        """scikit-learn's input and parameter validation off for a chunk of fits (the
+        parameters were validated once at build time)."""
         import sklearn
 
         return sklearn.config_context(assume_finite=True, skip_parameter_validation=True)
-    return contextlib.nullcontext()

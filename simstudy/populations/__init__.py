@@ -1,61 +1,105 @@
-"""Populations: data-generating processes from which training sets are drawn."""
+"""Populations: data-generating processes from which training sets are drawn.
+
+:func:`build_population` turns a population given as an object, a registered name
+(:data:`simstudy.registry.POPULATIONS`), a config mapping (``kind`` and the kind's fields) or a
+mapping with ``_target_`` (a user's class and its keyword arguments) into a population object,
+checked against the protocol (:func:`check_population`) before any work starts.
+"""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
+from simstudy.errors import ConfigError, DataUnavailableError
 from simstudy.populations.base import Population, ResidualPopulation, Sample
 from simstudy.populations.synthetic import GaussianFoldsPopulation, LogisticPopulation
-from simstudy.populations.tabular import (
-    DataUnavailableError,
-    TabularPopulation,
-    binarize,
-    load_covtype,
-    load_openml,
-    load_table_file,
-)
+from simstudy.populations.tabular import TabularPopulation, binarize, load_covtype, load_openml, load_table_file
 
 __all__ = ["DataUnavailableError", "GaussianFoldsPopulation", "LogisticPopulation", "Population",
-           "ResidualPopulation", "Sample",
-           "TabularPopulation", "build_population"]
+           "ResidualPopulation", "Sample", "TabularPopulation", "binarize", "build_population", "check_population",
+           "load_covtype", "load_openml", "load_table_file", "validate_population_config"]
+
+#: Methods every population defines (residual populations: ``residual_blocks`` instead of ``sample``).
+REQUIRED_METHODS = ("sample", "seed_params")
 
 
-def _build_tabular(cfg: Mapping[str, Any]) -> TabularPopulation:
-    if cfg.get("path"):
-        X, labels = load_table_file(cfg["path"], label_column=cfg.get("label_column", "auto"),
-                                    delimiter=cfg.get("delimiter"), header=cfg.get("header", "auto"))
-        source = "file"
-    elif cfg.get("source") == "openml":
-        X, labels = load_openml(cfg["openml_id"], data_home=cfg.get("data_home"))
-        source = f"openml:{cfg['openml_id']}"
-    elif cfg.get("source") == "covtype":
-        X, labels = load_covtype(data_home=cfg.get("data_home"))
-        source = "covtype"
-    else:
-        raise ValueError(f"population.source={cfg.get('source')!r}: use 'openml', 'covtype' or set population.path.")
-    positive = cfg.get("positive")
-    y = binarize(labels, None if positive is None else list(positive))
-    seed_info = {"positive": None if positive is None else sorted(str(p) for p in positive),
-                 "rows": int(X.shape[0]), "features": int(X.shape[1])}
-    pop = TabularPopulation(X, y, name=cfg.get("name", "tabular"), replace=cfg.get("replace", True),
-                            seed_info=seed_info)
-    pop.source = source
-    return pop
+def check_population(population: Any, field_name: str = "population") -> None:
+    """Refuse an object that does not implement the population protocol, naming what is missing."""
+    needs = ("residual_blocks", "seed_params") if isinstance(population, ResidualPopulation) else REQUIRED_METHODS
+    missing = [m for m in needs if not callable(getattr(population, m, None))]
+    if not isinstance(getattr(population, "name", None), str):
+        missing.append("name (a str)")
+    if missing:
+        raise ConfigError(
+            f"{field_name}: {type(population).__name__} is not a simstudy population: it lacks {', '.join(missing)}. "
+            "A population defines name, sample(n, rng) -> Sample(X, y) and seed_params() -> dict (the parameters "
+            "that seed the random streams); see simstudy.populations.base.Population.")
+    task = getattr(population, "task", "classification")
+    if task not in ("classification", "regression", "residuals"):
+        raise ConfigError(f"{field_name}.task={task!r} is invalid: use 'classification', 'regression' or 'residuals'.")
 
 
-def build_population(cfg: Mapping[str, Any]) -> Population:
-    """Instantiate the population described by a ``population`` config node.
+def validate_population_config(cfg: Mapping[str, Any]) -> None:
+    """Field checks of a population config that need no data (run before anything is loaded)."""
+    kind = cfg.get("kind", "custom" if "_target_" in cfg else None)
+    if kind == "logistic":
+        if not isinstance(cfg.get("bayes_error"), (int, float)) or not 0 < cfg["bayes_error"] < 0.5:
+            raise ConfigError(f"population.bayes_error={cfg.get('bayes_error')!r} is invalid: the Bayes error must "
+                              "lie in (0, 0.5).")
+    elif kind == "gaussian_folds":
+        if not 0 <= cfg.get("rho", 0.5) < 1:
+            raise ConfigError(f"population.rho={cfg.get('rho')!r} is invalid: the between-block correlation must lie "
+                              "in [0, 1).")
+        if not cfg.get("sigma", 1.0) > 0:
+            raise ConfigError(f"population.sigma={cfg.get('sigma')!r} is invalid: use a positive residual standard "
+                              "deviation.")
+    elif kind == "tabular":
+        if cfg.get("path") is None and cfg.get("source") not in ("openml", "covtype"):
+            raise ConfigError(f"population.source={cfg.get('source')!r} is invalid: use 'openml' (with "
+                              "population.openml_id), 'covtype', or set population.path to a local file.")
+        if cfg.get("path") is None and cfg.get("source") == "openml" and cfg.get("openml_id") is None:
+            raise ConfigError("population.openml_id=None is invalid: set the OpenML data id (Letter is 6) or "
+                              "population.path.")
+    elif kind != "custom":
+        from simstudy.registry import POPULATIONS
+
+        raise ConfigError(f"population.kind={kind!r} is invalid: choose population={', '.join(POPULATIONS)} "
+                          "(or population=custom with population._target_=your.Class).")
+
+
+def build_population(spec: Any) -> Any:
+    """A population object from an object, a registered name or a config mapping.
 
     Parameters
     ----------
-    cfg : mapping
-        Must contain ``kind`` ("logistic", "tabular" or "gaussian_folds") and the fields of the matching schema
-        in :mod:`simstudy.config`.
+    spec : population object, str or mapping
+        An object is checked and returned; a name is a registered preset
+        (``"letter"``, ``"logistic"``, ...); a mapping has ``kind`` and that kind's fields
+        (:mod:`simstudy.populations.configs`), or ``_target_`` and keyword arguments.
+
+    Raises
+    ------
+    ConfigError, DataUnavailableError
+        With the field, the value and the fix.
     """
-    kind = cfg.get("kind")
-    if kind == "logistic":
-        return LogisticPopulation(bayes_error=cfg.get("bayes_error", 0.2))
-    if kind == "tabular":
-        return _build_tabular(cfg)
-    if kind == "gaussian_folds":
-        return GaussianFoldsPopulation(rho=cfg.get("rho", 0.5), mean=cfg.get("mean", 0.0), sigma=cfg.get("sigma", 1.0))
-    raise ValueError(f"population.kind={kind!r} is unknown: choose logistic or tabular.")
+    if isinstance(spec, str):
+        from dataclasses import asdict
+
+        from simstudy.registry import POPULATIONS
+
+        if spec not in POPULATIONS:
+            raise ConfigError(f"population={spec!r} is invalid: choose one of {', '.join(POPULATIONS)}, or pass a "
+                              "population object.")
+        preset = POPULATIONS[spec].load_config()
+        spec = asdict(preset) if not isinstance(preset, dict) else dict(preset)
+    if not isinstance(spec, Mapping) and not hasattr(spec, "items"):
+        check_population(spec)
+        return spec
+    cfg = dict(spec)
+    if "_target_" in cfg:
+        cfg["kind"] = "custom"
+    validate_population_config(cfg)
+    from simstudy.registry import POPULATIONS
+
+    population = POPULATIONS[cfg["kind"]].load()(cfg)
+    check_population(population)
+    return population

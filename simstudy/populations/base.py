@@ -33,6 +33,8 @@ class Population(ABC):
 
     #: Short name used in tables and run directories.
     name: str = "population"
+    #: "classification" (integer labels), "regression" (real targets) or "residuals".
+    task: str = "classification"
 
     @abstractmethod
     def sample(self, n: int, rng: np.random.Generator) -> Sample:
@@ -80,6 +82,7 @@ class ResidualPopulation(Population):
     """
 
     mean: float = 0.0
+    task = "residuals"
 
     @abstractmethod
     def residual_blocks(self, K: int, m: int, rng: np.random.Generator) -> np.ndarray:

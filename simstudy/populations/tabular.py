@@ -18,8 +18,7 @@ from simstudy.populations.base import Population, Sample
 __all__ = ["TabularPopulation", "load_table_file", "load_openml", "load_covtype", "binarize"]
 
 
-class DataUnavailableError(RuntimeError):
-    """The data set could not be loaded (missing file, no network for a download, ...)."""
+from simstudy.errors import DataUnavailableError  # noqa: E402  (re-exported)
 
 
 def _is_numeric(values: pd.Series) -> bool:
@@ -238,3 +237,8 @@ class TabularPopulation(Population):
     def exact_error(self, predict: Callable[[np.ndarray], np.ndarray], dtype=np.float64) -> float:
         """Error on the whole data set: exact, because training sets are drawn from it uniformly."""
         return float(np.mean(predict(self.features(dtype)) != self.y))
+
+    def evaluation_set(self, dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
+        """The whole data set (features in ``dtype``, labels): the mean loss over it is a model's
+        exact risk, because training sets are drawn from it uniformly."""
+        return self.features(dtype), self.y

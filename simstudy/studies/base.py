@@ -1,27 +1,123 @@
-"""What every study module provides to the run engine, and the helpers they share."""
+"""What a study is: the parts it gives the engine, and the helpers studies share.
+
+A study (SimDesign's generate / analyse / summarise, simChef's DGP / Method / Evaluator) is a
+subclass of :class:`Study` that supplies
+
+- ``Config``: a dataclass of its settings (a subclass of :class:`StudyConfig`) whose
+  :meth:`~StudyConfig.validate` names the bad field, its value and the fix;
+- :meth:`Study.check`: checks that need the built parts (the population, the learner);
+- :meth:`Study.phases`: the conditions of its design and a picklable worker that turns a chunk
+  of replicates of one condition into records (one row per replicate, or per replicate and
+  subject);
+- :meth:`Study.aggregate`: records -> tables; :meth:`Study.figures`,
+  :meth:`Study.write_tables` and :meth:`Study.headline`: what a reader sees.
+
+The engine (:mod:`simstudy.engine`) owns everything else: validation order, seeds, chunks,
+parallelism, failures, shards and resume, files and the manifest.
+
+Every config field has a role, which decides whether a changed value may reuse a run
+directory's shards: ``record`` fields change the numbers of a replicate (seed, K, the learner):
+a changed one is a different study and is refused; ``extent`` fields only say how many
+conditions / replicates there are (sizes, replicates): a larger value extends the run;
+``report`` fields only change the aggregation (alpha): the records are reused as they are.
+"""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Protocol, Sequence
 
+import numpy as np
 import pandas as pd
 
-from simstudy.config import RunnerConfig
-from simstudy.records import read_records, timing_by_condition
+from simstudy.errors import ConfigError, ReplicateFailed
 from simstudy.rng import condition_key
-from simstudy.runner import ChunkOutput, RunReport, ShardStore, run_chunks
 
-__all__ = ["RunnerOptions", "SizeCondition", "StudyOutput", "run_phase", "phase_manifest", "first_failure",
-           "size_conditions", "size_conditions_manifest", "load_records", "write_tables"]
+__all__ = ["StudyConfig", "Study", "Phase", "Condition", "SizeCondition", "StudyTables", "extent", "report",
+           "record_labels", "with_labels",
+           "size_conditions", "map_replicates", "replicate_records", "check_learner_task", "fail", "validate_sizes", "validate_level", "as_list"]
+
+ROLE = "role"
+RECORD, EXTENT, REPORT = "record", "extent", "report"
+
+
+def _field(role: str, default: Any, default_factory: Any) -> Any:
+    if default_factory is not dataclasses.MISSING:
+        return field(default_factory=default_factory, metadata={ROLE: role})
+    return field(default=default, metadata={ROLE: role})
+
+
+def extent(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING) -> Any:
+    """A config field that only sets how much is computed (a larger value extends a run)."""
+    return _field(EXTENT, default, default_factory)
+
+
+def report(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING) -> Any:
+    """A config field that only changes the aggregation and the reports, not the records."""
+    return _field(REPORT, default, default_factory)
+
+
+def fail(field_name: str, value: Any, fix: str) -> None:
+    """Raise :class:`ConfigError` naming the field, the value and the fix."""
+    raise ConfigError(f"{field_name}={value!r} is invalid: {fix}")
+
+
+def as_list(value: Any) -> list:
+    """A scalar or a sequence from a config, as a list."""
+    if isinstance(value, (list, tuple)) or (hasattr(value, "__len__") and not isinstance(value, (str, dict))):
+        return list(value)
+    return [value]
 
 
 @dataclass
-class RunnerOptions(RunnerConfig):
-    """The ``runner`` config node as plain values, plus the command that started the run."""
+class StudyConfig:
+    """Base of every study's config dataclass (Hydra schema and Python API alike)."""
 
-    #: The command line that started the run (used in "how to reproduce" hints).
-    command: str = "simstudy"
+    name: str = ""
+
+    def validate(self) -> None:
+        """Check the fields (and relations between them); raise :class:`ConfigError`."""
+
+    @classmethod
+    def field_names(cls, role: str | None = None) -> list[str]:
+        """Names of the fields, or of the fields with ``role`` (record / extent / report)."""
+        return [f.name for f in dataclasses.fields(cls)
+                if role is None or f.metadata.get(ROLE, RECORD) == role]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as plain Python values (lists, dicts, numbers, strings)."""
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def _plain(value: Any) -> Any:
+    try:
+        from omegaconf import DictConfig, ListConfig, OmegaConf
+
+        if isinstance(value, (DictConfig, ListConfig)):
+            return OmegaConf.to_container(value, resolve=True)
+    except ImportError:  # pragma: no cover - omegaconf is a dependency
+        pass
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+class Condition(Protocol):
+    """One cell of a study's design."""
+
+    #: Hash of the condition's parameters; it seeds the condition's random streams.
+    key: str
+
+    def label(self) -> str:
+        """Short text for messages, e.g. ``n=20, K=10``."""
+
+    def selection(self) -> str:
+        """Command-line overrides that select this condition alone (failure hints)."""
 
 
 @dataclass(frozen=True)
@@ -34,8 +130,18 @@ class SizeCondition:
 
     @property
     def m(self) -> int:
-        """Examples per fold, n / K."""
+        """Examples per fold when n is a multiple of K (the size of the smaller folds otherwise)."""
         return self.n // self.K
+
+    def label(self) -> str:
+        return f"n={self.n}, K={self.K}"
+
+    def columns(self) -> dict[str, int]:
+        """The condition's columns in the records."""
+        return {"n": self.n, "K": self.K}
+
+    def selection(self) -> str:
+        return f"study.sizes=[{self.n}]"
 
 
 def size_conditions(study: str, sizes: Sequence[int], K: int, population) -> list[SizeCondition]:
@@ -51,83 +157,226 @@ def size_conditions(study: str, sizes: Sequence[int], K: int, population) -> lis
 
 
 @dataclass
-class StudyOutput:
-    """What a study's ``execute`` returns: its tables, figures and manifest entries."""
+class Phase:
+    """One pass of the engine over a design: conditions x replicates, a worker, shards.
+
+    Attributes
+    ----------
+    name : str
+        Shard sub-directory and key of the phase's records.
+    conditions : sequence of Condition
+    replicates : sequence of int
+        Replicates per condition.
+    worker : callable
+        ``worker(chunk) -> DataFrame``; picklable (sent to worker processes). With
+        ``subjects``, ``chunk.subjects`` lists the subjects to compute.
+    subjects : tuple of str
+        Separately stored parts of a replicate's records (e.g. the learners and comparisons of
+        cv_clt): a run extended by a subject computes only that subject. Empty: one part.
+    description : str
+        Progress-bar label.
+    """
+
+    name: str
+    conditions: Sequence[Any]
+    replicates: Sequence[int]
+    worker: Callable[[Any], pd.DataFrame]
+    subjects: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass
+class StudyTables:
+    """What a study's aggregation produces: the summary, the tests (if any), other tables, and
+    the labels (population, learner names...) taken from the records."""
 
     summary: pd.DataFrame
-    tests: pd.DataFrame | None
-    records: pd.DataFrame
-    figures: list[Path] = field(default_factory=list)
-    manifest: dict[str, Any] = field(default_factory=dict)
+    tests: pd.DataFrame | None = None
+    extra: dict[str, pd.DataFrame] = field(default_factory=dict)
+    labels: dict[str, Any] = field(default_factory=dict)
 
 
-def first_failure(out: ChunkOutput) -> dict[str, Any] | None:
-    """The first failed replicate of a chunk output: its row as a dict, or the chunk error."""
-    if out.error:
-        return {"replicate": out.chunk.start, "error": out.error}
-    if isinstance(out.records, pd.DataFrame) and "error" in out.records:
-        bad = out.records[out.records["error"].fillna("") != ""]
-        if len(bad):
-            return bad.iloc[0].to_dict()
-    return None
+def record_labels(records: pd.DataFrame, names: Sequence[str]) -> dict[str, Any]:
+    """The constant label columns ``names`` of a records frame (those present), as a dict."""
+    return {name: records[name].iloc[0] for name in names if name in records and len(records)}
 
 
-def run_phase(worker: Callable, replicates_per_condition: Sequence[int], run_dir: Path, options: RunnerOptions,
-              *, phase: str, desc: str, reproduce: Callable[[int, dict[str, Any]], str] | None = None) -> RunReport:
-    """Run one phase of a study through :func:`simstudy.runner.run_chunks` with shards in
-    ``run_dir/shards/<phase>`` (resumable) and the run's failure policy.
+def with_labels(frame: pd.DataFrame | None, labels: dict[str, Any]) -> pd.DataFrame | None:
+    """``frame`` with the label columns inserted first (in the order given)."""
+    if frame is None:
+        return None
+    for i, (name, value) in enumerate(labels.items()):
+        frame.insert(i, name, value)
+    return frame
 
-    ``reproduce(condition_index, failure_row)`` returns the overrides that select the failing
-    condition; they are appended to the "how to reproduce" hint of an abort.
+
+class Study:
+    """Base class of studies (see the module docstring). Subclasses set the class attributes
+    and override the methods they need."""
+
+    #: Registry name (``study=...``).
+    name: ClassVar[str] = ""
+    #: One line for ``simstudy --help``.
+    description: ClassVar[str] = ""
+    #: The config dataclass.
+    Config: ClassVar[type[StudyConfig]] = StudyConfig
+    #: Which top-level parts the study uses: "population", "learner" (others are not recorded).
+    uses: ClassVar[tuple[str, ...]] = ()
+    #: Name of the main phase's records (``replicates.parquet``).
+    main_phase: ClassVar[str] = "replicates"
+
+    def __init__(self, config: StudyConfig, population: Any = None, learner: Any = None, loss: Any = None):
+        self.config = config
+        self.population = population
+        self.learner = learner
+        self.loss = loss
+
+    # -- before any work
+    @classmethod
+    def parts_needed(cls, config: StudyConfig, population: Any) -> tuple[str, ...]:
+        """The parts this configuration needs (default :attr:`uses`; e.g. a residual population
+        needs no learner)."""
+        return cls.uses
+
+    def check(self) -> None:
+        """Checks that need the built parts; raise :class:`ConfigError` (or ValueError)."""
+
+    def subjects(self) -> dict[str, Any]:
+        """Subjects by name with the specification that determines their records (cv_clt:
+        learners and comparisons); a run directory refuses a subject whose specification changed."""
+        return {}
+
+    # -- the work
+    def phases(self, on_error: str = "record") -> list[Phase]:
+        raise NotImplementedError(f"study {self.name!r} defines no phases")
+
+    def record_labels(self) -> dict[str, Any]:
+        """Constant columns put first in the main records (e.g. population and learner names)."""
+        return {}
+
+    # -- results
+    def aggregate(self, records: dict[str, pd.DataFrame]) -> StudyTables:
+        raise NotImplementedError(f"study {self.name!r} defines no aggregation")
+
+    def figures(self, tables: StudyTables) -> dict[str, Any]:
+        """Matplotlib figures by file stem (written to ``figures/<stem>.png``)."""
+        return {}
+
+    def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
+        """Markdown (and other) tables beyond the CSV files the engine writes."""
+        return []
+
+    def headline(self, tables: StudyTables) -> str:
+        """The key result in a few lines, for the terminal."""
+        return ""
+
+    def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
+        """Study-specific manifest entries (descriptions of the parts, per-condition details)."""
+        return {}
+
+    @classmethod
+    def collect_figures(cls, summary: pd.DataFrame, tests: pd.DataFrame | None,
+                        parameters: list[str]) -> dict[str, Any]:
+        """Figures of a sweep (``simstudy-collect``): the runs' merged tables, one column per
+        swept parameter."""
+        return {}
+
+    @staticmethod
+    def warm_up() -> None:
+        """Run the study's compiled kernels once on tiny inputs (fresh worker processes)."""
+
+
+# ----------------------------------------------------------------------------- the failure policy
+def map_replicates(compute: Callable[[int], Any], replicates: range, on_error: str, condition: Any,
+                   study: str) -> tuple[list[Any], list[str]]:
+    """Run ``compute(r)`` for every replicate; the one failure policy of every study.
+
+    A replicate that raises is recorded (its result is None and its error text is kept), never
+    dropped, and the others go on; with ``on_error="raise"`` the first failure stops the run
+    with :class:`~simstudy.errors.ReplicateFailed` naming the study, condition and replicate.
+
+    Returns
+    -------
+    results : list
+        ``compute(r)`` per replicate (None where it failed).
+    errors : list of str
+        ``""`` or ``"ExceptionType: message"`` per replicate.
     """
-    def describe(out: ChunkOutput) -> str:
-        row = first_failure(out) or {}
-        selection = reproduce(out.chunk.condition, row) if reproduce else ""
-        replicate = int(row.get("replicate", out.chunk.start))
-        return (f"First failure in chunk {out.chunk.name}, replicate {replicate}: {row.get('error', '')}. "
-                f"Reproduce it alone with: {options.command} {selection} runner.only_replicate={replicate} "
-                "runner.on_error=raise hydra.run.dir=runs/debug").replace("  ", " ")
-
-    replicate_range = None
-    if options.only_replicate is not None:
-        replicate_range = (int(options.only_replicate), int(options.only_replicate) + 1)
-    return run_chunks(worker, replicates_per_condition, chunk_size=options.chunk_size, n_jobs=options.n_jobs,
-                      backend=options.backend, progress=options.progress, desc=desc,
-                      store=ShardStore(Path(run_dir) / "shards"), phase=phase, on_error=options.on_error,
-                      max_failure_rate=options.max_failure_rate, replicate_range=replicate_range,
-                      scheduler_address=options.scheduler_address, describe_failure=describe)
+    results: list[Any] = []
+    errors: list[str] = []
+    for r in replicates:
+        try:
+            results.append(compute(r))
+            errors.append("")
+        except Exception as exc:  # recorded, never dropped; see runner.on_error
+            if on_error == "raise":
+                raise ReplicateFailed(study, condition.label(), r, exc) from exc
+            results.append(None)
+            errors.append(f"{type(exc).__name__}: {exc}")
+    return results, errors
 
 
-def phase_manifest(report: RunReport) -> dict[str, Any]:
-    """Manifest entries of a phase: shards with checksums, resume counts, chunk errors, warnings."""
-    return {"shards": report.shards, "resumed_chunks": report.resumed_chunks,
-            "computed_chunks": report.computed_chunks, "chunk_errors": report.chunk_errors,
-            "warnings": report.warnings}
+def replicate_records(compute: Callable[[int], dict[str, Any]], chunk: Any, condition: Any, on_error: str,
+                      study: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Records of a chunk from a per-replicate function returning a dict of values.
+
+    One row per replicate: the condition's columns (``condition.columns()``, if it has them),
+    ``condition_key``, ``replicate``, the values of ``compute(r)`` and ``error``; a failed
+    replicate keeps its row with the values missing (see :func:`map_replicates`).
+
+    Parameters
+    ----------
+    columns : sequence of str, optional
+        The value columns, in order (default: the keys of the first successful replicate).
+    """
+    replicates = range(chunk.start, chunk.stop)
+    results, errors = map_replicates(compute, replicates, on_error, condition, study)
+    if columns is None:
+        columns = next((list(r) for r in results if r is not None), [])
+    frame = pd.DataFrame([r if r is not None else {} for r in results], columns=list(columns))
+    leading = {**(condition.columns() if hasattr(condition, "columns") else {}), "condition_key": condition.key,
+               "replicate": np.arange(chunk.start, chunk.stop)}
+    for i, (name, value) in enumerate(leading.items()):
+        frame.insert(i, name, value)
+    frame["error"] = errors
+    return frame
 
 
-def write_tables(run_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame | None, **leading) -> None:
-    """Insert the ``leading`` columns (e.g. population, learner) first, in the order given, and
-    write ``summary.csv`` and (when given) ``tests.csv`` into ``run_dir``."""
-    for frame in (summary, tests):
-        if frame is None:
-            continue
-        for i, (name, value) in enumerate(leading.items()):
-            frame.insert(i, name, value)
-    summary.to_csv(Path(run_dir) / "summary.csv", index=False)
-    if tests is not None:
-        tests.to_csv(Path(run_dir) / "tests.csv", index=False)
+# ----------------------------------------------------------------------------- shared validation
+def validate_sizes(sizes: Sequence[int], K: int, min_per_fold: int = 2, reason: str = "",
+                   equal_folds: str = "", field_name: str = "study.sizes") -> None:
+    """Training-set sizes: non-empty, distinct integers, each with at least ``min_per_fold``
+    examples in the smallest of K folds (folds of floor(n/K) or ceil(n/K) examples); with
+    ``equal_folds`` (the reason) each size must be a multiple of K."""
+    sizes = list(sizes)
+    if not sizes:
+        fail(field_name, sizes, "give at least one training-set size, e.g. study.sizes=[20,400].")
+    for n in sizes:
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            fail(field_name, sizes, f"sizes are whole numbers; got {n!r}.")
+        if n < K:
+            fail(field_name, sizes, f"every size must be >= K={K} (got n={n}); raise the sizes or lower study.K.")
+        if equal_folds and n % K:
+            fail(field_name, sizes, f"n={n} is not a multiple of K={K}; {equal_folds}: use n={n - n % K} "
+                                    f"or n={n + K - n % K}.")
+        if n // K < min_per_fold:
+            fail(field_name, sizes, f"n={n} with K={K} gives folds of {n // K} example(s); {reason} "
+                                    f"(use n >= {min_per_fold * K} or a smaller K).")
+    if len(set(sizes)) != len(sizes):
+        fail(field_name, sizes, "remove the repeated sizes.")
 
 
-def size_conditions_manifest(conditions: Sequence[SizeCondition], replicates: int, records: pd.DataFrame,
-                             report: RunReport) -> list[dict[str, Any]]:
-    """Manifest entry per condition: n, K, key, replicates, failed replicates, worker wall/CPU."""
-    timing = timing_by_condition(report.outputs)
-    failed = records[records["error"] != ""]
-    return [{"n": c.n, "K": c.K, "condition_key": c.key, "replicates": int(replicates),
-             "failed": int(failed.loc[failed["n"] == c.n, "replicate"].nunique()), **timing.get(i, {})}
-            for i, c in enumerate(conditions)]
+def check_learner_task(learner: Any, population: Any, field_name: str = "learner") -> None:
+    """A classifier needs a classification population, a regressor a regression one."""
+    learner_task = getattr(learner, "task", None)
+    task = getattr(population, "task", "classification")
+    if learner_task and task in ("classification", "regression") and learner_task != task:
+        raise ConfigError(f"{field_name}={getattr(learner, 'name', learner)!r} is a {learner_task} learner but "
+                          f"population {getattr(population, 'name', population)!r} is a {task} problem: choose a "
+                          f"{task} learner (a scikit-learn {'classifier' if task == 'classification' else 'regressor'}).")
 
 
-def load_records(run_dir: Path, records: pd.DataFrame | None = None) -> pd.DataFrame:
-    """``records`` when given, else the run's ``replicates.parquet``."""
-    return records if records is not None else read_records(Path(run_dir) / "replicates.parquet")
+def validate_level(value: float, field_name: str = "study.alpha") -> None:
+    """A test level / miscoverage in (0, 1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        fail(field_name, value, "the level must lie in (0, 1), e.g. 0.05.")

@@ -1,0 +1,104 @@
+"""The learner protocol: what the engine needs from anything that fits models.
+
+A learner works on one training sample at a time. ``start(sample)`` prepares the sample once
+(casts features, ranks them for the tree kernel, keeps population row indices for the
+population k-NN) and returns a *state*; ``fit(state, rows, rng)`` trains a model on the
+sample's rows ``rows`` (positions 0..n-1; repeats allowed) and ``predict(state, model, rows)``
+predicts those rows. Every split design (K-fold, 5x2, train/validation, nested CV, the full
+sample) is a sequence of ``fit``/``predict`` calls on row subsets of the same state.
+
+Optional fast paths, found by :func:`capabilities` and used behind :mod:`simstudy.crossval`
+and :mod:`simstudy.truth` (the results are the same as through the required methods):
+
+- ``cross_validate(state, labels, K, rng, keep_models) -> Folds``: K-fold CV in one call;
+- ``cross_validate_batch(X, y, labels, K) -> BatchFolds``: all folds of a chunk of samples at
+  once (deterministic learners);
+- ``population_errors(models, population) -> ndarray``: exact 0-1 errors of fitted models on a
+  finite population;
+- ``predict_features(model, X)``: predictions on arbitrary features (truth on a population);
+- ``predict_proba(state, model, rows)``: class probabilities (log loss);
+- ``context()``: a context manager entered around a chunk of fits.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Learner", "Folds", "BatchFolds", "REQUIRED_METHODS", "OPTIONAL_METHODS", "check_learner",
+           "capabilities", "learners_context"]
+
+REQUIRED_METHODS = ("start", "fit", "predict")
+OPTIONAL_METHODS = ("cross_validate", "cross_validate_batch", "population_errors", "predict_features",
+                    "predict_proba", "context", "describe")
+
+
+@runtime_checkable
+class Learner(Protocol):
+    """Fits models on row subsets of a prepared sample (see the module docstring)."""
+
+    name: str
+
+    def start(self, sample: Any) -> Any:
+        """Prepare one training sample (a :class:`simstudy.populations.Sample`); returns a state."""
+
+    def fit(self, state: Any, rows: np.ndarray, rng: np.random.Generator) -> Any:
+        """A model trained on the sample's rows ``rows``; random choices draw from ``rng``."""
+
+    def predict(self, state: Any, model: Any, rows: np.ndarray) -> np.ndarray:
+        """Predictions of ``model`` for the sample's rows ``rows`` (labels or values)."""
+
+
+@dataclass(frozen=True)
+class Folds:
+    """The result of K-fold cross-validation of one sample.
+
+    Attributes
+    ----------
+    predictions : ndarray (n,)
+        Each row's prediction by the model trained without the row's fold.
+    models : list or None
+        ``models[k]`` was trained without fold k (None when not kept).
+    proba : ndarray (n, classes) or None
+        Predicted class probabilities, when asked for.
+    """
+
+    predictions: np.ndarray
+    models: list | None = None
+    proba: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class BatchFolds:
+    """K-fold CV of R samples at once: ``predictions`` (R, n) and the fitted ``models`` (the
+    learner's own batch object, e.g. :class:`simstudy.learners.linear.LinearRuleBatch`)."""
+
+    predictions: np.ndarray
+    models: Any = None
+
+
+def check_learner(learner: Any, field_name: str = "learner") -> None:
+    """Refuse an object that does not implement the protocol, naming the missing methods."""
+    missing = [m for m in REQUIRED_METHODS if not callable(getattr(learner, m, None))]
+    if missing or not isinstance(getattr(learner, "name", None), str):
+        what = ", ".join(missing + ([] if isinstance(getattr(learner, "name", None), str) else ["name (a str)"]))
+        raise ValueError(f"{field_name}: {type(learner).__name__} is not a simstudy learner: it lacks {what}. A "
+                         "learner defines name, start(sample), fit(state, rows, rng) and predict(state, model, rows) "
+                         "(see simstudy.learners.base); or pass a scikit-learn estimator instead.")
+
+
+def capabilities(learner: Any) -> set[str]:
+    """The optional fast paths ``learner`` offers (names of :data:`OPTIONAL_METHODS`)."""
+    return {m for m in OPTIONAL_METHODS if callable(getattr(learner, m, None))}
+
+
+def learners_context(learners) -> contextlib.AbstractContextManager:
+    """One context for a chunk of fits: the ``context()`` of every learner that has one."""
+    stack = contextlib.ExitStack()
+    for learner in learners:
+        context = getattr(learner, "context", None)
+        if callable(context):
+            stack.enter_context(context())
+    return stack

@@ -1,0 +1,41 @@
+"""Config schema of the ``learner`` group and its presets (:data:`simstudy.registry.LEARNERS`).
+
+A learner is a scikit-learn estimator given by ``estimator._target_`` and its parameters, run
+by the fastest engine that reproduces it (``engine``), or a user's own learner object
+(``learner=custom learner._target_=package.module.Class``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict
+
+from omegaconf import MISSING
+
+__all__ = ["LearnerConfig", "TREE", "RIDGE", "LDA", "LOGISTIC_REGRESSION", "KNN", "RANDOM_FOREST", "CUSTOM"]
+
+
+@dataclass
+class LearnerConfig:
+    """A scikit-learn estimator given by ``estimator._target_`` and its parameters."""
+
+    name: str = MISSING
+    estimator: Dict[str, Any] = field(default_factory=dict)
+    #: Use ``check_input=False`` fits/predictions where the estimator supports them.
+    fast_path: bool = True
+    #: "auto": a simstudy kernel when one reproduces the estimator (numba CART, batched linear
+    #: models, population k-NN), else scikit-learn; "numba": require a kernel; "sklearn": never.
+    engine: str = "auto"
+
+
+def _preset(name: str, target: str, **params: Any) -> LearnerConfig:
+    return LearnerConfig(name=name, estimator={"_target_": target, **params})
+
+
+TREE = _preset("tree", "sklearn.tree.DecisionTreeClassifier")
+RIDGE = _preset("ridge", "sklearn.linear_model.RidgeClassifier", alpha=1.0)
+LDA = _preset("lda", "sklearn.discriminant_analysis.LinearDiscriminantAnalysis", solver="lsqr")
+LOGISTIC_REGRESSION = _preset("logreg", "sklearn.linear_model.LogisticRegression", max_iter=1000)
+KNN = _preset("knn", "sklearn.neighbors.KNeighborsClassifier", n_neighbors=5)
+RANDOM_FOREST = _preset("random_forest", "sklearn.ensemble.RandomForestClassifier", n_estimators=100, n_jobs=1)
+#: A user's learner object: ``learner=custom learner._target_=package.module.Class``.
+CUSTOM: dict[str, Any] = {"name": "custom", "_target_": MISSING}

@@ -1,0 +1,73 @@
+"""Builders of the registered population kinds: a config mapping -> a population object.
+
+:data:`simstudy.registry.POPULATIONS` names these functions; :func:`simstudy.populations.build_population`
+calls the one of a config's ``kind``.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from simstudy.errors import ConfigError
+from simstudy.populations.synthetic import GaussianFoldsPopulation, LogisticPopulation
+from simstudy.populations.tabular import TabularPopulation, binarize, load_covtype, load_openml, load_table_file
+
+__all__ = ["logistic", "gaussian_folds", "tabular", "custom"]
+
+
+def logistic(cfg: Mapping[str, Any]) -> LogisticPopulation:
+    """Nedelko's 2-D logistic model with Bayes error ``cfg["bayes_error"]``."""
+    return LogisticPopulation(bayes_error=cfg.get("bayes_error", 0.2))
+
+
+def gaussian_folds(cfg: Mapping[str, Any]) -> GaussianFoldsPopulation:
+    """CV residuals with exchangeable Gaussian fold means (``rho``, ``mean``, ``sigma``)."""
+    return GaussianFoldsPopulation(rho=cfg.get("rho", 0.5), mean=cfg.get("mean", 0.0), sigma=cfg.get("sigma", 1.0))
+
+
+def tabular(cfg: Mapping[str, Any]) -> TabularPopulation:
+    """A finite data set (a file, an OpenML id or CoverType) as population."""
+    if cfg.get("path"):
+        X, labels = load_table_file(cfg["path"], label_column=cfg.get("label_column", "auto"),
+                                    delimiter=cfg.get("delimiter"), header=cfg.get("header", "auto"))
+        source = "file"
+    elif cfg.get("source") == "openml":
+        X, labels = load_openml(cfg["openml_id"], data_home=cfg.get("data_home"))
+        source = f"openml:{cfg['openml_id']}"
+    elif cfg.get("source") == "covtype":
+        X, labels = load_covtype(data_home=cfg.get("data_home"))
+        source = "covtype"
+    else:
+        raise ConfigError(f"population.source={cfg.get('source')!r} is invalid: use 'openml' (with "
+                          "population.openml_id), 'covtype', or set population.path to a local file.")
+    positive = cfg.get("positive")
+    y = binarize(labels, None if positive is None else list(positive))
+    seed_info = {"positive": None if positive is None else sorted(str(p) for p in positive),
+                 "rows": int(X.shape[0]), "features": int(X.shape[1])}
+    pop = TabularPopulation(X, y, name=cfg.get("name", "tabular"), replace=cfg.get("replace", True),
+                            seed_info=seed_info)
+    pop.source = source
+    return pop
+
+
+def custom(cfg: Mapping[str, Any]) -> Any:
+    """A user's population class ``cfg["_target_"]`` called with the other keys as keyword arguments."""
+    from simstudy.registry import import_path
+
+    spec = {k: v for k, v in cfg.items() if k not in ("kind", "name", "_target_")}
+    target = cfg.get("_target_")
+    if not target or target == "???":
+        raise ConfigError("population._target_ is missing: population=custom needs the import path of your "
+                          "population class, e.g. population._target_=mypackage.populations.Mixture.")
+    try:
+        cls = import_path(str(target))
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"population._target_={target!r} is invalid: cannot import it ({type(exc).__name__}: "
+                          f"{exc}); give the full import path of a class importable from the current directory.") from None
+    try:
+        population = cls(**spec)
+    except TypeError as exc:
+        raise ConfigError(f"population: {target}({', '.join(f'{k}={v!r}' for k, v in spec.items())}) failed "
+                          f"({exc}); check the keyword arguments given with +population.<name>=value.") from None
+    if cfg.get("name") not in (None, "custom") and isinstance(getattr(population, "name", None), str):
+        population.name = cfg["name"]
+    return population

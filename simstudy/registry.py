@@ -1,0 +1,159 @@
+"""One registry of studies, populations, learners and losses.
+
+Every name a user can type (``study=cv_clt``, ``population=letter``, ``learner=knn``,
+``study.loss=squared``) is an entry here, and everything that dispatches on a name derives from
+these tables: the Hydra config groups (:func:`simstudy.config.register_configs`), validation,
+building the parts, ``simstudy --help``. Entries name their code by import path
+(``"package.module:attribute"``) and are imported on first use, so registering costs nothing
+and a worker process imports only what its run needs.
+
+A user's own part needs no entry: pass the object (Python) or its ``_target_`` (CLI/YAML). To
+give it a name, register it::
+
+    import simstudy
+    simstudy.STUDIES.register("bootstrap632", "examples.bootstrap632.study:Bootstrap632Study",
+                              "the .632+ bootstrap against K-fold CV and LOO")
+"""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+__all__ = ["Entry", "Registry", "STUDIES", "POPULATIONS", "LEARNERS", "LOSSES", "import_path"]
+
+
+def import_path(path: str) -> Any:
+    """The object named by ``"package.module:attribute"`` (or ``"package.module.attribute"``)."""
+    module_name, sep, attr = path.partition(":")
+    if not sep:
+        module_name, _, attr = path.rpartition(".")
+    obj = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One named part.
+
+    Attributes
+    ----------
+    name : str
+        What users type.
+    target : str
+        Import path of the implementation (a class, or for presets the kind's class).
+    description : str
+        One line for ``simstudy --help`` and the README.
+    config : str or None
+        Import path of the config schema (a dataclass) or of a preset instance of it.
+    kind : str
+        For presets: the kind they are an instance of (``letter`` is a ``tabular`` population).
+    """
+
+    name: str
+    target: str
+    description: str = ""
+    config: str | None = None
+    kind: str = ""
+
+    def load(self) -> Any:
+        """The implementation (imported on first use)."""
+        return import_path(self.target)
+
+    def load_config(self) -> Any:
+        """The config schema class or preset instance (None when the entry has none)."""
+        return import_path(self.config) if self.config else None
+
+
+class Registry(Mapping):
+    """Named parts of one kind (``registry[name]`` is an :class:`Entry`)."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._entries: dict[str, Entry] = {}
+
+    def register(self, name: str, target: str, description: str = "", config: str | None = None,
+                 kind: str = "", replace: bool = False) -> Entry:
+        """Add an entry; a second entry of the same name needs ``replace=True``."""
+        if name in self._entries and not replace:
+            raise ValueError(f"a {self.kind} named {name!r} is already registered; pass replace=True to replace it.")
+        entry = Entry(name, target, description, config, kind or name)
+        self._entries[name] = entry
+        return entry
+
+    def __getitem__(self, name: str) -> Entry:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise KeyError(f"unknown {self.kind} {name!r}; known: {', '.join(sorted(self._entries))}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def describe(self) -> list[tuple[str, str]]:
+        """(name, description) of every entry, in registration order."""
+        return [(e.name, e.description) for e in self._entries.values()]
+
+
+STUDIES = Registry("study")
+POPULATIONS = Registry("population")
+LEARNERS = Registry("learner")
+LOSSES = Registry("loss")
+
+# ----------------------------------------------------------------------------- studies
+_S = "simstudy.studies"
+STUDIES.register("cv_variance", f"{_S}.cv_variance.study:CVVarianceStudy",
+                 "Grandvalet & Bengio (2006): rho and the type-I error of CV t-tests (Table 2)",
+                 f"{_S}.cv_variance.config:CVVarianceConfig")
+STUDIES.register("cv_clt", f"{_S}.cv_clt.study:CVCLTStudy",
+                 "Bayle et al. (2020): coverage of CV intervals, size and power of CV tests",
+                 f"{_S}.cv_clt.config:CVCLTConfig")
+STUDIES.register("nedelko_fisher", f"{_S}.nedelko_fisher.study:NedelkoFisherStudy",
+                 "Nedelko: LOO vs K-fold vs empirical risk for Fisher's discriminant (Figure 3)",
+                 f"{_S}.nedelko_fisher.config:NedelkoFisherConfig")
+STUDIES.register("nedelko_histogram", f"{_S}.nedelko_histogram.study:NedelkoHistogramStudy",
+                 "Nedelko: the histogram classifier, computed exactly (Figure 4)",
+                 f"{_S}.nedelko_histogram.config:NedelkoHistogramConfig")
+
+# ----------------------------------------------------------------------------- populations
+_P = "simstudy.populations"
+POPULATIONS.register("logistic", f"{_P}.builders:logistic",
+                     "Nedelko's 2-D logistic model (field bayes_error)", f"{_P}.configs:LOGISTIC")
+POPULATIONS.register("gaussian_folds", f"{_P}.builders:gaussian_folds",
+                     "CV residuals with exchangeable Gaussian fold means of known rho (no learner)",
+                     f"{_P}.configs:GAUSSIAN_FOLDS")
+POPULATIONS.register("tabular", f"{_P}.builders:tabular",
+                     "any data file (population.path) or OpenML id as a finite population",
+                     f"{_P}.configs:TABULAR")
+POPULATIONS.register("letter", f"{_P}.builders:tabular",
+                     "UCI Letter (20,000 x 16), letters A-M vs N-Z; OpenML id 6 or population.path",
+                     f"{_P}.configs:LETTER", kind="tabular")
+POPULATIONS.register("forest", f"{_P}.builders:tabular",
+                     "Forest CoverType (581,012 x 54), class 2 vs the rest",
+                     f"{_P}.configs:FOREST", kind="tabular")
+POPULATIONS.register("custom", f"{_P}.builders:custom",
+                     "your own population class: population._target_=package.module.Class",
+                     f"{_P}.configs:CUSTOM")
+
+# ----------------------------------------------------------------------------- learners
+_L = "simstudy.learners.presets"
+for _name, _description in (
+        ("tree", "CART, scikit-learn's DecisionTreeClassifier defaults (numba kernel)"),
+        ("ridge", "RidgeClassifier (alpha=0: least squares; batched kernel)"),
+        ("lda", "LinearDiscriminantAnalysis, lsqr solver (batched kernel)"),
+        ("logistic_regression", "LogisticRegression"),
+        ("knn", "5-nearest neighbours"),
+        ("random_forest", "RandomForestClassifier, 100 trees"),
+        ("custom", "your own learner object: learner._target_=package.module.Class")):
+    LEARNERS.register(_name, "simstudy.learners:build_learner", _description, f"{_L}:{_name.upper()}")
+
+# ----------------------------------------------------------------------------- losses
+for _name, _description in (("zero_one", "misclassification (0-1) loss"), ("squared", "squared error"),
+                            ("absolute", "absolute error"), ("log_loss", "negative log-likelihood of the class")):
+    LOSSES.register(_name, f"simstudy.losses:{_name}", _description)

@@ -1,0 +1,174 @@
+"""Results first, files second: the object every run returns, and reading a run directory back.
+
+:class:`StudyResult` holds the records (one DataFrame per phase), the aggregated tables and the
+manifest; its methods draw the figures, print the headline and write the files. A run with
+``out=None`` never touches the disk; :meth:`StudyResult.write` writes the same files the CLI
+does, and :func:`load_run` gives the same object back from a run directory (records are read,
+tables recomputed).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simstudy.errors import ConfigError, UserError
+from simstudy.records import read_records, write_records
+from simstudy.studies.base import Study, StudyTables
+
+__all__ = ["StudyResult", "load_run", "RECORDS_FILE"]
+
+RECORDS_FILE = "replicates.parquet"
+
+
+@dataclass
+class StudyResult:
+    """Everything a run produced.
+
+    Attributes
+    ----------
+    study : Study
+        The study instance (its config is ``study.config``).
+    config : dict
+        The configuration as recorded in ``config.yaml``.
+    phase_records : dict of DataFrame
+        Records of every phase (``records`` is the main one).
+    tables : StudyTables
+        ``summary``, ``tests`` and the study's other tables.
+    manifest : dict
+        Provenance: versions, seeds, shards, timings, failures, warnings.
+    run_dir : Path or None
+        Where the run was written (None for an in-memory run).
+    """
+
+    study: Study
+    config: dict[str, Any]
+    phase_records: dict[str, pd.DataFrame]
+    tables: StudyTables
+    manifest: dict[str, Any] = field(default_factory=dict)
+    run_dir: Path | None = None
+
+    @property
+    def records(self) -> pd.DataFrame:
+        """One row per replicate (and subject) of the main phase."""
+        return self.phase_records[self.study.main_phase]
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self.tables.summary
+
+    @property
+    def tests(self) -> pd.DataFrame | None:
+        return self.tables.tests
+
+    @property
+    def wall_time(self) -> float:
+        return float(self.manifest.get("wall_time_s", float("nan")))
+
+    def figures(self) -> dict[str, Any]:
+        """The study's figures as matplotlib Figures, by name."""
+        return self.study.figures(self.tables)
+
+    def headline(self) -> str:
+        """The key result in a few lines (what the terminal shows at the end of a run)."""
+        return self.study.headline(self.tables)
+
+    def write(self, directory: str | Path, records: bool = True) -> list[Path]:
+        """Write records (``replicates.parquet`` and ``<phase>.parquet``), ``summary.csv``,
+        ``tests.csv``, the study's other tables, Markdown tables, ``figures/*.png`` and
+        ``manifest.json`` into ``directory``; returns the files written."""
+        from simstudy.manifest import write_json
+        from simstudy.report.figures import save_figure
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        files: list[Path] = []
+        if records:
+            for phase, frame in self.phase_records.items():
+                name = RECORDS_FILE if phase == self.study.main_phase else f"{phase}.parquet"
+                files.append(write_records(frame, directory / name))
+        files.append(directory / "summary.csv")
+        self.tables.summary.to_csv(files[-1], index=False)
+        if self.tables.tests is not None:
+            files.append(directory / "tests.csv")
+            self.tables.tests.to_csv(files[-1], index=False)
+        for name, frame in self.tables.extra.items():
+            files.append(directory / f"{name}.csv")
+            frame.to_csv(files[-1], index=False)
+        files += self.study.write_tables(self.tables, directory)
+        for name, fig in self.figures().items():
+            files.append(save_figure(fig, directory / "figures" / f"{name}.png"))
+        if self.manifest:
+            files.append(write_json(directory / "manifest.json", self.manifest))
+        return files
+
+    def reaggregate(self, **settings: Any) -> "StudyResult":
+        """The same records aggregated with other ``report`` settings (e.g. ``alpha=0.01``).
+
+        Raises
+        ------
+        ConfigError
+            A setting that would change the records (use a new run for those) or an invalid value.
+        """
+        allowed = set(self.study.Config.field_names("report"))
+        for key in settings:
+            if key not in allowed:
+                raise ConfigError(f"{key} cannot be changed without recomputing the records (re-aggregation can "
+                                  f"change only {', '.join(sorted(allowed)) or 'nothing'}); run the study again.")
+        config = type(self.study.config)(**{**self.study.config.as_dict(), **settings})
+        config.validate()
+        study = type(self.study)(config, self.study.population, self.study.learner, self.study.loss)
+        tables = study.aggregate(self.phase_records)
+        resolved = {**self.config, "study": config.as_dict()}
+        return StudyResult(study, resolved, self.phase_records, tables, self.manifest, self.run_dir)
+
+
+def load_run(directory: str | Path, **settings: Any) -> StudyResult:
+    """The :class:`StudyResult` of a finished run directory, re-aggregated from its records.
+
+    Parameters
+    ----------
+    directory : path-like
+        A run directory (``config.yaml``, ``replicates.parquet``, ``manifest.json``).
+    **settings
+        ``report`` settings to aggregate with instead of the run's (e.g. ``alpha=0.01``).
+
+    Raises
+    ------
+    UserError
+        The directory is missing, is not a finished run, or its files are unreadable.
+    """
+    import yaml
+
+    from simstudy.engine import make_config, resolve_study
+
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise UserError(f"{str(directory)!r} is not a directory: give the directory of a finished run "
+                        "(it holds config.yaml and replicates.parquet).")
+    config_file, records_file = directory / "config.yaml", directory / RECORDS_FILE
+    for path in (config_file, records_file):
+        if not path.is_file():
+            raise UserError(f"{str(directory)!r} is not a finished run: {path.name} is missing (a run writes it when "
+                            "all replicates are done; an interrupted run resumes with the same command).")
+    try:
+        config = yaml.safe_load(config_file.read_text())
+        cls = resolve_study(config["study"].get("_target_") or config["study"]["name"])
+        study_config = make_config(cls, {k: v for k, v in config["study"].items() if k != "_target_"})
+        study = cls(study_config)
+        phase_records = {study.main_phase: read_records(records_file)}
+        for path in sorted(directory.glob("*.parquet")):
+            if path.name != RECORDS_FILE:
+                phase_records[path.stem] = read_records(path)
+        manifest_path = directory / "manifest.json"
+        manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    except UserError:
+        raise
+    except Exception as exc:  # unreadable YAML / Parquet / JSON
+        raise UserError(f"{str(directory)!r} could not be read ({type(exc).__name__}: {exc}); the run's files are "
+                        "damaged. Re-run the study into a new directory.") from None
+    result = StudyResult(study, config, phase_records, study.aggregate(phase_records), manifest, directory)
+    return result.reaggregate(**settings) if settings else result

@@ -1,0 +1,134 @@
+"""Aggregation of the cv_clt study: coverage and width of every interval procedure, size and
+power of every one-sided test, per training-set size and subject.
+
+Intervals and tests are rebuilt from the per-replicate statistics (:mod:`.worker`), so a run
+can be re-aggregated at another level without recomputation.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simstudy.inference import (
+    corrected_resampled_t_test, cv_t_interval, cv_t_test, five_by_two_interval, normal_interval,
+    paired_t_test_5x2cv, resampled_t_interval, z_test,
+)
+from simstudy.metrics import rejection_rate
+
+__all__ = ["INTERVALS", "TESTS", "aggregate", "procedure_intervals", "procedure_pvalues", "coverage_table"]
+
+#: Interval procedures: name -> description (README / tables).
+INTERVALS = {
+    "cv_clt_all_pairs": "CV CLT, all-pairs variance (Bayle et al.)",
+    "cv_clt_within_fold": "CV CLT, within-fold variance (Bayle et al.)",
+    "holdout_clt": "hold-out CLT on fold 1",
+    "cv_t": "CV t (fold means, t with K-1 df)",
+    "cv_t_rho0.7": "Grandvalet-Bengio conservative t (rho_hat = 0.7)",
+    "5x2cv_t": "Dietterich 5x2cv t",
+    "repeated_tv_t": "repeated train/validation t (uncorrected)",
+    "nadeau_bengio": "Nadeau-Bengio corrected repeated train/validation t",
+    "nested_cv": "nested CV (Bates, Hastie & Tibshirani)",
+}
+#: One-sided tests of "A better than B" (nested CV is an interval for one learner only).
+TESTS = [name for name in INTERVALS if name != "nested_cv"]
+
+
+def _stack(column: pd.Series) -> np.ndarray:
+    return np.stack([np.asarray(v, dtype=float) for v in column])
+
+
+def procedure_intervals(group: pd.DataFrame, alpha: float) -> dict[str, Any]:
+    """Every interval procedure for the replicates of one (n, subject) group."""
+    n, K = int(group["n"].iloc[0]), int(group["K"].iloc[0])
+    m = n // K
+    fm, tv = _stack(group["fold_means"]), _stack(group["tv_estimates"])
+    out = {
+        "cv_clt_all_pairs": normal_interval(group["estimate"], group["sigma_out"] / np.sqrt(n), alpha),
+        "cv_clt_within_fold": normal_interval(group["estimate"], group["sigma_in"] / np.sqrt(n), alpha),
+        "holdout_clt": normal_interval(group["holdout_mean"], group["holdout_se"], alpha),
+        "cv_t": cv_t_interval(fm, alpha),
+        "cv_t_rho0.7": cv_t_interval(fm, alpha, rho=0.7),
+        "5x2cv_t": five_by_two_interval(_stack(group["five_by_two"]).reshape(-1, 5, 2), alpha),
+        "repeated_tv_t": resampled_t_interval(tv, n - m, m, alpha, corrected=False),
+        "nadeau_bengio": resampled_t_interval(tv, n - m, m, alpha, corrected=True),
+    }
+    nested = group["nested_estimate"].notna().to_numpy()
+    if nested.any():
+        out["nested_cv"] = (nested, normal_interval(group["nested_estimate"][nested], group["nested_se"][nested],
+                                                    alpha))
+    return out
+
+
+def procedure_pvalues(group: pd.DataFrame) -> dict[str, np.ndarray]:
+    """One-sided p-values of H1 "A better than B" (mean loss difference < 0) for every test."""
+    n, K = int(group["n"].iloc[0]), int(group["K"].iloc[0])
+    m = n // K
+    fm, tv = _stack(group["fold_means"]), _stack(group["tv_estimates"])
+    return {
+        "cv_clt_all_pairs": z_test(group["estimate"], group["sigma_out"] / np.sqrt(n), "less").pvalue,
+        "cv_clt_within_fold": z_test(group["estimate"], group["sigma_in"] / np.sqrt(n), "less").pvalue,
+        "holdout_clt": z_test(group["holdout_mean"], group["holdout_se"], "less").pvalue,
+        "cv_t": cv_t_test(fm, alternative="less").pvalue,
+        "cv_t_rho0.7": cv_t_test(fm, rho=0.7, alternative="less").pvalue,
+        "5x2cv_t": paired_t_test_5x2cv(_stack(group["five_by_two"]).reshape(-1, 5, 2), "less").pvalue,
+        "repeated_tv_t": corrected_resampled_t_test(tv, n - m, m, "less", corrected=False).pvalue,
+        "nadeau_bengio": corrected_resampled_t_test(tv, n - m, m, "less", corrected=True).pvalue,
+    }
+
+
+def _rate_columns(prefix: str, flags) -> dict[str, Any]:
+    rate = rejection_rate(flags)
+    return {f"{prefix}": rate.rate, f"{prefix}_low": rate.low, f"{prefix}_high": rate.high,
+            f"{prefix}_count": rate.successes}
+
+
+def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Coverage/width per (n, subject, procedure) and size/power per (n, comparison, test).
+
+    Returns
+    -------
+    summary : DataFrame
+        Interval rows: ``coverage`` of R_n (Wilson ``coverage_low``/``coverage_high``),
+        ``coverage_full`` of Err_XY, ``mean_width``, ``median_width``, ``replicates``.
+    tests : DataFrame
+        Test rows: ``rejection_rate`` overall, ``size`` among replicates with R_n >= 0 and
+        ``power`` among replicates with R_n < 0, with Wilson intervals and counts.
+    """
+    ok = records[records["error"].fillna("") == ""]
+    summary, tests = [], []
+    for (n, subject), group in ok.groupby(["n", "subject"], sort=True):
+        kind = group["kind"].iloc[0]
+        target, full = group["target"].to_numpy(), group["target_full"].to_numpy()
+        for proc, ci in procedure_intervals(group, alpha).items():
+            mask = np.ones(len(group), bool)
+            if isinstance(ci, tuple):
+                mask, ci = ci
+            low, high = np.asarray(ci.low), np.asarray(ci.high)
+            t, tf = target[mask], full[mask]
+            summary.append({"n": int(n), "subject": subject, "kind": kind, "procedure": proc, "alpha": alpha,
+                            "replicates": int(mask.sum()),
+                            **_rate_columns("coverage", (low <= t) & (t <= high)),
+                            **_rate_columns("coverage_full", (low <= tf) & (tf <= high)),
+                            "mean_width": float(np.mean(high - low)), "median_width": float(np.median(high - low)),
+                            "mean_target": float(t.mean()), "sd_target": float(t.std(ddof=1)) if t.size > 1 else np.nan})
+        if kind != "comparison":
+            continue
+        h0 = target >= 0
+        for proc, p in procedure_pvalues(group).items():
+            reject = np.asarray(p) < alpha
+            tests.append({"n": int(n), "comparison": subject, "test": proc, "alpha": alpha,
+                          "replicates": len(group), "h0_replicates": int(h0.sum()), "h1_replicates": int((~h0).sum()),
+                          **_rate_columns("rejection_rate", reject),
+                          **_rate_columns("size", reject[h0]), **_rate_columns("power", reject[~h0]),
+                          "mean_target": float(target.mean())})
+    return pd.DataFrame(summary), pd.DataFrame(tests)
+
+
+def coverage_table(summary: pd.DataFrame, column: str) -> pd.DataFrame:
+    """A column of the summary as a table: one row per (subject, procedure), one column per n (in %)."""
+    table = summary.pivot_table(index=["subject", "procedure"], columns="n", values=column, sort=False)
+    table = (100 * table).round(1)
+    table.columns = [f"n={c}" for c in table.columns]
+    return table.reset_index()

@@ -1,0 +1,83 @@
+"""Aggregation of the cv_variance study: per condition (n, K) and per rho_hat.
+
+Per condition: mu (the H0 value), theta = Var(mu_hat), rho = 1 - E[theta3] / theta (section 5
+of the paper) with its delta-method standard error, the relative bias of theta1..theta5, and the
+rejection rate of the two-sided t-test of eq. 9 of H0: mu = mu_true for every rho_hat
+(Wilson intervals).
+
+A replicate whose fold means are all equal has theta3 = 0: its t statistic is infinite when
+mu_hat != mu_true and it counts as a rejection (with mu_true a Monte Carlo mean, mu_hat ==
+mu_true exactly does not happen in practice; if it does, t = 0 and it does not reject).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from simstudy.inference import cv_t_test, zero_spread
+from simstudy.metrics import between_block_correlation, mean_summary, rejection_rate
+from simstudy.studies.cv_variance.worker import THETAS
+
+__all__ = ["aggregate"]
+
+
+def _mu_true(group: pd.DataFrame, mode: str) -> tuple[float, str]:
+    if mode == "exact" or (mode == "auto" and "true_error" in group):
+        return float(group["true_error"].mean()), "exact"
+    return float(group["mu_hat"].mean()), "mean_cv"
+
+
+def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
+              mu_true: str = "auto") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Summaries per condition and rejection rates per (condition, rho_hat).
+
+    Parameters
+    ----------
+    records : DataFrame
+        One row per replicate as produced by :class:`CVVarianceWorker`.
+    alpha : float
+        Level of the two-sided t-tests.
+    rho_hats : sequence of float
+        Values of rho_hat in eq. 9.
+    mu_true : {"auto", "exact", "mean_cv"}
+        The H0 value: the mean exact error of the fold models, or the mean of mu_hat.
+
+    Returns
+    -------
+    summary, tests : DataFrame
+    """
+    summaries, tests = [], []
+    for (n, K), g_all in records.groupby(["n", "K"], sort=False):
+        failed = int((g_all["error"] != "").sum())
+        g = g_all[g_all["error"] == ""]
+        mu, source = _mu_true(g, mu_true)
+        theta = float(g["mu_hat"].var(ddof=1))
+        rho = between_block_correlation(g["mu_hat"], g["theta3"])
+        mh = mean_summary(g["mu_hat"])
+        row: dict[str, Any] = {
+            "n": n, "K": K, "m": n // K, "replicates": len(g), "failed": failed,
+            "mu": mu, "mu_source": source, "mu_hat_mean": mh.mean, "mu_hat_se": mh.se,
+        }
+        if "true_error" in g:
+            te = mean_summary(g["true_error"])
+            row.update(true_error_mean=te.mean, true_error_se=te.se,
+                       # E[mu_hat] = E[true error] exactly (test points are fresh draws): a check
+                       cv_minus_true_z=(mh.mean - te.mean) / np.sqrt(
+                           np.var(g["mu_hat"] - g["true_error"], ddof=1) / len(g)))
+        row.update(theta=theta, rho=rho.value, rho_se=rho.se,
+                   theta3_zero=int(zero_spread(np.stack(g["fold_means"].to_numpy())).sum()) if len(g) else 0)
+        for name in THETAS:
+            ms = mean_summary(g[name])
+            row[f"mean_{name}"] = ms.mean
+            row[f"rel_bias_{name}"] = ms.mean / theta - 1 if theta > 0 else np.nan
+        summaries.append(row)
+        fold_means = np.stack(g["fold_means"].to_numpy()) if len(g) else np.empty((0, K))
+        for rho_hat in rho_hats:
+            pvalues = cv_t_test(fold_means, mu0=mu, rho=rho_hat).pvalue if len(g) else np.array([])
+            rate = rejection_rate(np.asarray(pvalues) < alpha)
+            tests.append({"n": n, "K": K, "test": "cv_t", "rho_hat": float(rho_hat), "alpha": alpha,
+                          "rejections": rate.successes, "replicates": rate.trials,
+                          "rejection_rate": rate.rate, "ci_low": rate.low, "ci_high": rate.high})
+    return pd.DataFrame(summaries), pd.DataFrame(tests)

@@ -1,0 +1,107 @@
+"""Figures of the cv_variance study: rho against n, type-I error against n and against rho_hat."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from simstudy.report.figures import plt, style_axes
+from simstudy.report.paper import grandvalet_bengio_table2
+
+__all__ = ["cv_variance_figures", "plot_rho_vs_n", "plot_type1_vs_n", "plot_type1_vs_rho_hat", "sweep_figures"]
+
+
+def _paper(dataset: str | None) -> pd.DataFrame | None:
+    return grandvalet_bengio_table2(dataset) if dataset else None
+
+
+def plot_rho_vs_n(summary: pd.DataFrame, dataset: str | None = None, label: str = ""):
+    """rho (%) against n with 95% error bars (1.96 standard errors), paper points beside."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for K, g in summary.groupby("K"):
+        ax.errorbar(g["n"], 100 * g["rho"], yerr=196 * g["rho_se"], marker="o", capsize=3,
+                    label=f"simstudy, K={K}")
+    paper = _paper(dataset)
+    if paper is not None:
+        ax.plot(paper["n"], paper["rho_percent"], "s--", color="black", mfc="none",
+                label="Grandvalet & Bengio (2006)")
+    ax.set_xscale("log")
+    ax.set_xlabel("training-set size n")
+    ax.set_ylabel("between-block correlation rho (%)")
+    return style_axes(fig, ax, f"rho = 1 - E[theta3]/Var(mu_hat) {label}")
+
+
+def plot_type1_vs_n(tests: pd.DataFrame, alpha: float, dataset: str | None = None, rho_hats=(0.0, 0.7),
+                    label: str = ""):
+    """Type-I error (%) against n for the given rho_hat values, Wilson 95% bars, paper points."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    paper = _paper(dataset)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, rho_hat in enumerate(rho_hats):
+        g = tests[(tests["test"] == "cv_t") & ((tests["rho_hat"] - rho_hat).abs() < 1e-9)]
+        if g.empty:
+            continue
+        rate = 100 * g["rejection_rate"]
+        err = np.clip(np.vstack([rate - 100 * g["ci_low"], 100 * g["ci_high"] - rate]), 0, None)
+        ax.errorbar(g["n"], rate, yerr=err, marker="o", capsize=3, color=colours[i % len(colours)],
+                    label=f"simstudy, rho_hat={rho_hat:g}")
+        col = "type1_rho_hat_0_percent" if rho_hat == 0 else f"type1_rho_hat_{rho_hat:g}_percent"
+        if paper is not None and col in paper:
+            ax.plot(paper["n"], paper[col], "s--", mfc="none", color=colours[i % len(colours)],
+                    label=f"paper, rho_hat={rho_hat:g}")
+    ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
+    ax.set_xscale("log")
+    ax.set_xlabel("training-set size n")
+    ax.set_ylabel("type-I error (%)")
+    return style_axes(fig, ax, f"Two-sided CV t-test of H0: mu = mu_true {label}")
+
+
+def plot_type1_vs_rho_hat(tests: pd.DataFrame, alpha: float, label: str = ""):
+    """Type-I error (%) against the assumed rho_hat, one line per n."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for n, g in tests[tests["test"] == "cv_t"].groupby("n"):
+        rate = 100 * g["rejection_rate"]
+        err = np.clip(np.vstack([rate - 100 * g["ci_low"], 100 * g["ci_high"] - rate]), 0, None)
+        ax.errorbar(g["rho_hat"], rate, yerr=err, marker=".", capsize=2, label=f"n={n}")
+    ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
+    ax.set_xlabel("assumed between-block correlation rho_hat")
+    ax.set_ylabel("type-I error (%)")
+    return style_axes(fig, ax, f"Type-I error of the rho_hat-corrected t-test {label}")
+
+
+def cv_variance_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float, dataset: str | None = None,
+                        label: str = "") -> dict:
+    """All figures of the cv_variance study by file stem."""
+    return {"rho_vs_n": plot_rho_vs_n(summary, dataset, label),
+            "type1_vs_n": plot_type1_vs_n(tests, alpha, dataset, label=label),
+            "type1_vs_rho_hat": plot_type1_vs_rho_hat(tests, alpha, label)}
+
+
+def _sweep_label(row: pd.Series, keys: list[str]) -> str:
+    return ", ".join(f"{k}={row[k]}" for k in keys) or "run"
+
+
+def sweep_figures(summary: pd.DataFrame, tests: pd.DataFrame | None, parameters: list[str]) -> dict:
+    """rho against n and the type-I error against rho_hat (largest n), one line per swept setting."""
+    out = {}
+    keys = [k for k in parameters if k in summary and summary[k].nunique() > 1] or parameters
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for _, g in summary.groupby(keys, dropna=False, sort=True) if keys else [(None, summary)]:
+        ax.errorbar(g["n"], 100 * g["rho"], yerr=196 * g["rho_se"], marker="o", capsize=3,
+                    label=_sweep_label(g.iloc[0], keys))
+    ax.set_xscale("log")
+    ax.set_xlabel("training-set size n")
+    ax.set_ylabel("rho (%)")
+    out["rho_vs_n"] = style_axes(fig, ax, "Between-block correlation across the sweep", 7)
+    if tests is not None and "rho_hat" in tests:
+        fig, ax = plt.subplots(figsize=(6.5, 4.2))
+        t = tests[tests["n"] == tests["n"].max()]
+        for _, g in t.groupby(keys, dropna=False, sort=True) if keys else [(None, t)]:
+            rate = 100 * g["rejection_rate"]
+            err = np.clip(np.vstack([rate - 100 * g["ci_low"], 100 * g["ci_high"] - rate]), 0, None)
+            ax.errorbar(g["rho_hat"], rate, yerr=err, marker=".", capsize=2, label=_sweep_label(g.iloc[0], keys))
+        alpha = float(t["alpha"].iloc[0])
+        ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
+        ax.set_xlabel("assumed rho_hat")
+        ax.set_ylabel("rejection rate (%)")
+        out["type1_vs_rho_hat"] = style_axes(fig, ax, f"Type-I error against rho_hat (n = {t['n'].max()})", 7)
+    return out
