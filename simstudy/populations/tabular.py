@@ -643,7 +643,7 @@ def load_table_file(path: str | os.PathLike, label_column: str | int = "auto",
     names = tuple(table.names[c.index] for c in features) if table.names else ()
     data = _assemble(features, label, table.origin, missing, "file", names, hashlib.sha256(content).hexdigest())
     log.info("population.path=%r: separator %s, %s, class in %s; %d rows, %d features.", str(path),
-             layout.shown, "column names in line 1" if names else "no header line",
+             layout.shown, f"column names in line {layout.numbers[0]}" if names else "no header line",
              table.columns[label_index].describe(), *data.X.shape)
     return data
 
