@@ -92,10 +92,10 @@ def test_missing_class_is_an_error_naming_the_lines(tmp_path, letter_like_file):
     path, _, _ = letter_like_file
     lines = path.read_text().splitlines()
     bad = _write(tmp_path, "holes.data", "\n".join(_with_cell(_with_cell(lines, 3, 0, "?"), 5, 0, "")))
-    for missing in ("error", "drop_rows"):
+    for options in ({}, {"missing": "drop_rows"}):
         with pytest.raises(ValueError, match=r"the class is missing at lines 3, 5 \(class in column 0 "
                                              r"\(population.label_column='auto'\)"):
-            load_table_file(bad, missing=missing)
+            load_table_file(bad, **options)
 
 
 def test_unknown_missing_policy_names_the_field(tmp_path, letter_like_file):
@@ -257,8 +257,8 @@ def test_header_false_with_column_names_points_at_header(tmp_path):
 def test_header_true_over_numbers_warns(tmp_path, caplog):
     path = _write(tmp_path, "h.csv", "1,2,0\n3,4,1\n5,6,0\n")
     with caplog.at_level(logging.WARNING, logger="simstudy"):
-        data = load_table_file(path, header=True)
-    assert data.X.shape == (2, 2)
+        X, _ = load_table_file(path, header=True)
+    assert X.shape == (2, 2)
     assert "population.header=true: line 1 holds only numbers" in caplog.text
 
 
@@ -267,7 +267,7 @@ def test_invalid_header_names_the_field(letter_like_file):
         load_table_file(letter_like_file[0], header="yes")
 
 
-def test_csv_header_with_missing_first_cell_keeps_names(tmp_path):
+def test_csv_header_names_the_features(tmp_path):
     data = load_table_file(_write(tmp_path, "n.csv", "id,x,y\n1,0.5,A\n2,0.7,B\n"))
     assert data.feature_names == ("id", "x")
     np.testing.assert_array_equal(data.labels, ["A", "B"])
@@ -481,15 +481,16 @@ def test_covtype_fingerprint_and_missing_values(tmp_path):
     X = rng.integers(0, 50, (60, 54)).astype(float)
     y = rng.integers(1, 8, 60)
     _covtype_cache(tmp_path, X, y)
-    data = tabular.load_covtype(data_home=str(tmp_path))
-    assert data.source == "covtype" and data.fingerprint == tabular.data_fingerprint((X, y.astype(str)))
     other = tmp_path / "other"
     other.mkdir()
-    X[10, 5] = np.nan
-    _covtype_cache(other, X, y)
+    X_nan = X.copy()
+    X_nan[10, 5] = np.nan
+    _covtype_cache(other, X_nan, y)
     with pytest.raises(ValueError, match=r"population.source=covtype: 1 missing feature value.*column 5: 1, "
                                          r"first at row 11.*population.missing=drop_rows"):
         tabular.load_covtype(data_home=str(other))
+    data = tabular.load_covtype(data_home=str(tmp_path))
+    assert data.source == "covtype" and data.fingerprint == tabular.data_fingerprint((X, y.astype(str)))
 
 
 def test_covtype_download_failure(monkeypatch, tmp_path):
