@@ -162,7 +162,12 @@ def build(plan: RunPlan) -> Study:
     from simstudy.populations import build_population
 
     cls, config = plan.study, plan.config
-    population = build_population(plan.population) if "population" in cls.uses else None
+    try:
+        population = build_population(plan.population) if "population" in cls.uses else None
+    except ValueError as exc:  # unusable data (missing values, one class, ...): the message names the field
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(str(exc)) from None
     needed = cls.parts_needed(config, population)
     loss = resolve_loss(config.loss) if hasattr(config, "loss") else None
     learner = None
@@ -172,6 +177,12 @@ def build(plan: RunPlan) -> Study:
                               "a scikit-learn estimator, or a learner object).")
         learner = build_learner(plan.learner, population, loss)
     study = cls(config, population, learner, loss)
+    sizes = getattr(config, "sizes", None)
+    if callable(getattr(population, "check_size", None)) and sizes:
+        try:
+            population.check_size(max(sizes))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     study.check()
     return study
 

@@ -12,11 +12,13 @@ from typing import Any, Mapping
 from simstudy.errors import ConfigError, DataUnavailableError
 from simstudy.populations.base import Population, ResidualPopulation, Sample
 from simstudy.populations.synthetic import GaussianFoldsPopulation, LogisticPopulation
-from simstudy.populations.tabular import TabularPopulation, binarize, load_covtype, load_openml, load_table_file
+from simstudy.populations.tabular import (MISSING_MARKERS, MISSING_POLICIES, TabularData, TabularPopulation, binarize,
+                                         data_fingerprint, load_covtype, load_openml, load_table_file)
 
 __all__ = ["DataUnavailableError", "GaussianFoldsPopulation", "LogisticPopulation", "Population",
            "ResidualPopulation", "Sample", "TabularPopulation", "binarize", "build_population", "check_population",
-           "load_covtype", "load_openml", "load_table_file", "validate_population_config"]
+           "load_covtype", "load_openml", "load_table_file", "validate_population_config", "MISSING_MARKERS",
+           "MISSING_POLICIES", "TabularData", "data_fingerprint"]
 
 #: Methods every population defines (residual populations: ``residual_blocks`` instead of ``sample``).
 REQUIRED_METHODS = ("sample", "seed_params")
@@ -59,6 +61,9 @@ def validate_population_config(cfg: Mapping[str, Any]) -> None:
         if cfg.get("path") is None and cfg.get("source") == "openml" and cfg.get("openml_id") is None:
             raise ConfigError("population.openml_id=None is invalid: set the OpenML data id (Letter is 6) or "
                               "population.path.")
+        if cfg.get("missing", "error") not in MISSING_POLICIES:
+            raise ConfigError(f"population.missing={cfg.get('missing')!r} is invalid: use 'error' (refuse missing "
+                              "values) or 'drop_rows' (leave out the rows with a missing feature).")
     elif kind != "custom":
         from simstudy.registry import POPULATIONS
 

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from simstudy.errors import ConfigError
 from simstudy.populations.synthetic import GaussianFoldsPopulation, LogisticPopulation
-from simstudy.populations.tabular import TabularPopulation, binarize, load_covtype, load_openml, load_table_file
+from simstudy.populations.tabular import TabularPopulation, build_tabular_population
 
 __all__ = ["logistic", "gaussian_folds", "tabular", "custom"]
 
@@ -25,28 +25,8 @@ def gaussian_folds(cfg: Mapping[str, Any]) -> GaussianFoldsPopulation:
 
 
 def tabular(cfg: Mapping[str, Any]) -> TabularPopulation:
-    """A finite data set (a file, an OpenML id or CoverType) as population."""
-    if cfg.get("path"):
-        X, labels = load_table_file(cfg["path"], label_column=cfg.get("label_column", "auto"),
-                                    delimiter=cfg.get("delimiter"), header=cfg.get("header", "auto"))
-        source = "file"
-    elif cfg.get("source") == "openml":
-        X, labels = load_openml(cfg["openml_id"], data_home=cfg.get("data_home"))
-        source = f"openml:{cfg['openml_id']}"
-    elif cfg.get("source") == "covtype":
-        X, labels = load_covtype(data_home=cfg.get("data_home"))
-        source = "covtype"
-    else:
-        raise ConfigError(f"population.source={cfg.get('source')!r} is invalid: use 'openml' (with "
-                          "population.openml_id), 'covtype', or set population.path to a local file.")
-    positive = cfg.get("positive")
-    y = binarize(labels, None if positive is None else list(positive))
-    seed_info = {"positive": None if positive is None else sorted(str(p) for p in positive),
-                 "rows": int(X.shape[0]), "features": int(X.shape[1])}
-    pop = TabularPopulation(X, y, name=cfg.get("name", "tabular"), replace=cfg.get("replace", True),
-                            seed_info=seed_info)
-    pop.source = source
-    return pop
+    """A finite data set (a file, an OpenML id or CoverType) as population, with its data fingerprint."""
+    return build_tabular_population(cfg)
 
 
 def custom(cfg: Mapping[str, Any]) -> Any:

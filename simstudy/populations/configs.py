@@ -57,6 +57,9 @@ class TabularPopulationConfig:
     positive: Optional[List[str]] = None
     #: Sample training sets with replacement (Table 2 protocol) or without.
     replace: bool = True
+    #: Missing values (empty cell, ?, NA, N/A, NaN, nan, null, NULL, None): "error" refuses them,
+    #: "drop_rows" leaves out the rows with a missing feature (a missing class is always an error).
+    missing: str = "error"
 
 
 LOGISTIC = LogisticPopulationConfig()
