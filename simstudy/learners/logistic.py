@@ -40,10 +40,13 @@ Edge cases (per fit; see :data:`STATUS_NAMES`):
   (x_i.u + c)^2 + lam ||u||^2 > 0 unless u = 0, and then c^2/S sum_i s_i h_i > 0 as h_i > 0.
   In floating point it can still fail (h_i underflowing at |z_i| > ~700, or lam tiny against a
   collinear design): the Cholesky factorisation then stops the fit with status
-  ``SINGULAR_HESSIAN`` where scikit-learn would switch to L-BFGS. Likewise a failed line search
-  (``LINE_SEARCH_FAILED``, the last accepted iterate is returned) and a Newton direction that is
-  not a descent direction (``NOT_DESCENT``). Running out of ``max_iter`` gives ``MAX_ITER``. None
-  is silent: every fit has a status and a ``converged`` flag.
+  ``SINGULAR_HESSIAN`` where scikit-learn would switch to L-BFGS. So do, as in scikit-learn, a
+  failed line search (``LINE_SEARCH_FAILED``), a Newton direction that is not a descent direction
+  (``NOT_DESCENT``) and pointwise Hessians underflowing to 0 for more than a quarter of the rows
+  (``HESSIAN_UNDERFLOW``: strongly separated data at huge C, e.g. C = 1e12); the last accepted
+  iterate is returned. Running out of ``max_iter`` gives ``MAX_ITER``. None is silent: every fit
+  has a status and a ``converged`` flag, and callers refit the unconverged ones with
+  scikit-learn if they need its L-BFGS answer.
 """
 from __future__ import annotations
 
@@ -55,11 +58,12 @@ import numpy as np
 
 from simstudy.learners.linear import LinearRuleBatch
 
-__all__ = ["BatchedLogistic", "LogisticFit", "STATUS_NAMES", "fit_logistic_batch", "supported_logistic_params"]
+__all__ = ["BatchedLogistic", "LogisticFit", "STATUS_NAMES", "fit_logistic_batch", "supported_logistic_params", "warm_up"]
 
 # Per-fit status codes (LogisticFit.status).
-CONVERGED, MAX_ITER, SINGLE_CLASS, LINE_SEARCH_FAILED, NOT_DESCENT, SINGULAR_HESSIAN = range(6)
-STATUS_NAMES = ("converged", "max_iter", "single_class", "line_search_failed", "not_descent", "singular_hessian")
+CONVERGED, MAX_ITER, SINGLE_CLASS, LINE_SEARCH_FAILED, NOT_DESCENT, SINGULAR_HESSIAN, HESSIAN_UNDERFLOW = range(7)
+STATUS_NAMES = ("converged", "max_iter", "single_class", "line_search_failed", "not_descent", "singular_hessian",
+                "hessian_underflow")
 
 #: scikit-learn's line search constants (NewtonSolver.line_search).
 _BETA, _SIGMA, _LS_STEPS = 0.5, 0.00048828125, 21
@@ -212,12 +216,21 @@ def _hessian(XT, hw, m, p, lam, H, u):
 
 @numba.njit(cache=True)
 def _gradient_hessian(XT, z, y, s, m, S, theta, p, lam, gw, hw, u, g, H):
-    """Gradient g and Hessian H of L at theta (``LinearModelLoss.gradient_hessian``)."""
+    """Gradient g and Hessian H of L at theta (``LinearModelLoss.gradient_hessian``).
+
+    Returns scikit-learn's ``hessian_warning``: more than a quarter (by weight) of the pointwise
+    Hessians h_i are 0 (underflow at |z_i| > ~700); H is then not computed."""
+    zero = 0.0
     for i in range(m):
         gw[i] = s[i] * _point_gradient(y[i], z[i]) / S
         hw[i] = s[i] * _point_hessian(z[i]) / S
+        if hw[i] <= 0.0:
+            zero += s[i]
     _gradient(XT, gw, m, theta, p, lam, g)
+    if zero / S > 0.25:
+        return True
     _hessian(XT, hw, m, p, lam, H, u)
+    return False
 
 
 @numba.njit(cache=True)
@@ -266,6 +279,14 @@ def _cholesky_solve(L, rhs, x):
         for k in range(a + 1, d):
             acc -= L[k, a] * x[k]
         x[a] = acc / L[a, a]
+
+
+@numba.njit(cache=True)
+def _copy(src, dst, k):
+    """dst[:k] = src[:k] (an explicit loop: array assignment compiles a shape check and its
+    error message, which triples the compile time)."""
+    for a in range(k):
+        dst[a] = src[a]
 
 
 @numba.njit(cache=True)
@@ -341,15 +362,17 @@ def _newton(XT, y, s, m, p, lam, tol, max_iter, theta, work):
     S = 0.0
     for i in range(m):
         S += s[i]
-    z, z_new, zd, gw, hw, u = work[0, :m], work[1, :m], work[2, :m], work[3, :m], work[4, :m], work[5, :m]
+    z, z_new, zd, gw, hw, u = work[0], work[1], work[2], work[3], work[4], work[5]   # row buffers, first m used
     g, g_new, d, theta_new = np.empty(dim), np.empty(dim), np.empty(dim), np.empty(dim)
     H, L = np.empty((dim, dim)), np.empty((dim, dim))
     _linear_predictor(XT, theta, m, z)
     loss = _objective(z, y, s, m, S, theta, p, lam, False)
     grad_max = np.nan
     for it in range(1, max_iter + 1):
-        _gradient_hessian(XT, z, y, s, m, S, theta, p, lam, gw, hw, u, g, H)
+        underflow = _gradient_hessian(XT, z, y, s, m, S, theta, p, lam, gw, hw, u, g, H)
         grad_max = _max_abs(g)
+        if underflow:
+            return it - 1, HESSIAN_UNDERFLOW, grad_max
         if not _cholesky(H, L):
             return it - 1, SINGULAR_HESSIAN, grad_max
         for a in range(dim):
@@ -360,8 +383,8 @@ def _newton(XT, y, s, m, p, lam, tol, max_iter, theta, work):
         ok, loss = _line_search(XT, y, s, m, S, p, lam, theta, z, loss, g, d, zd, theta_new, z_new, gw, g_new)
         if not ok:
             return it - 1, LINE_SEARCH_FAILED, grad_max
-        theta[:] = theta_new
-        z[:] = z_new
+        _copy(theta_new, theta, dim)
+        _copy(z_new, z, m)
         grad_max = _max_abs(g_new)
         # stop when max |g| <= tol and the Newton decrement d'Hd / 2 <= tol (Boyd & Vandenberghe 9.5.1)
         if grad_max <= tol and 0.5 * _quadratic_form(H, d) <= tol:
@@ -412,9 +435,10 @@ def _fit_batch(X, y, weights, init, C, fit_intercept, tol, max_iter, coef, inter
             for i in range(m):
                 S += sa[i]
             lam = 1.0 / (C * S)                 # scikit-learn's l2_reg_strength
-            theta[:] = init[r, f, :dim]
+            for a in range(dim):
+                theta[a] = init[r, f, a]
             n_iter[r, f], status[r, f], grad_max[r, f] = _newton(XT, ya, sa, m, p, lam, tol, max_iter, theta, work)
-            coef[r, f, :] = theta[:p]
+            _copy(theta, coef[r, f], p)
             intercept[r, f] = theta[p] if fit_intercept else 0.0
 
 
@@ -653,3 +677,10 @@ class BatchedLogistic:
         """Rules (R, K) fitted on each replicate's training folds (all but fold k)."""
         train = (labels[:, None, :] != np.arange(K)[None, :, None]).astype(np.float64)
         return self.fit_weighted(X, y, train)
+
+
+def warm_up() -> None:
+    """Run the kernel once on tiny data (a fresh process then has it loaded from numba's cache)."""
+    X = (np.arange(40, dtype=np.float64) % 3).reshape(1, 20, 2)
+    y = (np.arange(20) % 2).reshape(1, 20)
+    fit_logistic_batch(X, y, np.ones((1, 1, 20)))
