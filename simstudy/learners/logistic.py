@@ -77,47 +77,46 @@ OPTIMUM_TOL = 1e-10
 
 # ----------------------------------------------------------------------------- pointwise loss
 @numba.njit(cache=True)
-def _log1pexp(x):
-    """log(1 + exp(x)), scikit-learn's piecewise form (``_loss.pyx.tp``, ``log1pexp``)."""
-    if x <= -37.0:
-        return np.exp(x)
-    if x <= -2.0:
-        return np.log1p(np.exp(x))
-    if x <= 18.0:
-        return np.log(1.0 + np.exp(x))
-    if x <= 33.3:
-        return x + np.exp(-x)
-    return x
+def _point(y, z):
+    """l(y, z) = log(1 + exp(z)) - y z, l' = sigmoid(z) - y and l'' = sigmoid(z) (1 - sigmoid(z))
+    from one exponential e = exp(-|z|), one log1p and one division, without branches.
+
+    scikit-learn's formulas (``_loss.pyx.tp``: ``closs_grad_half_binomial``,
+    ``cgrad_hess_half_binomial``) rearranged to share e: equal to rounding, h underflowing to 0
+    at the same |z| (> ~745)."""
+    e = np.exp(-abs(z))
+    inv = 1.0 / (1.0 + e)
+    positive = z >= 0.0
+    loss = np.log1p(e) + (z if positive else 0.0) - y * z          # log(1 + e^z) = max(z, 0) + log1p(e^-|z|)
+    grad = (((1.0 - y) - y * e) if positive else ((1.0 - y) * e - y)) * inv
+    return loss, grad, e * inv * inv
 
 
 @numba.njit(cache=True)
-def _line_search_loss(y, z):
-    """l(y, z) as ``closs_grad_half_binomial`` computes it (the line search's loss)."""
-    if z <= -37.0:
-        return np.exp(z) - y * z
-    if z <= -2.0:
-        return np.log1p(np.exp(z)) - y * z
-    if z <= 18.0:
-        return np.log1p(np.exp(-z)) + (1.0 - y) * z
-    return np.exp(-z) + (1.0 - y) * z
+def _pointwise(y, z, s, m, S, gw, hw):
+    """One pass over the m rows at linear predictor z: fills gw_i = s_i l'(z_i) / S and
+    hw_i = s_i l''(z_i) / S; returns (1/S sum_i s_i l(y_i, z_i), weighted share of h_i = 0).
 
-
-@numba.njit(cache=True)
-def _point_gradient(y, z):
-    """dl/dz = sigmoid(z) - y (``cgradient_half_binomial``)."""
-    if z > -37.0:
-        e = np.exp(-z)
-        return ((1.0 - y) - y * e) / (1.0 + e)
-    return np.exp(z) - y
-
-
-@numba.njit(cache=True)
-def _point_hessian(z):
-    """d2l/dz2 = sigmoid(z) (1 - sigmoid(z)) (``cgrad_hess_half_binomial``)."""
-    if z > -37.0:
-        e = np.exp(-z)
-        return e / (1.0 + e) ** 2
-    return np.exp(z)
+    The loss sum is compensated (Neumaier): the line search compares losses that differ by less
+    than 16 eps near the optimum, which a plain running sum of n terms cannot resolve (NumPy's
+    pairwise sum, used by scikit-learn, can)."""
+    acc = 0.0
+    comp = 0.0
+    zero = 0.0
+    for i in range(m):
+        li, gi, hi = _point(y[i], z[i])
+        gw[i] = s[i] * gi / S
+        hw[i] = s[i] * hi / S
+        if hw[i] <= 0.0:
+            zero += s[i]
+        term = s[i] * li
+        total = acc + term
+        if abs(acc) >= abs(term):
+            comp += (acc - total) + term
+        else:
+            comp += (term - total) + acc
+        acc = total
+    return (acc + comp) / S, zero / S
 
 
 # ----------------------------------------------------------------------------- objective pieces
@@ -128,28 +127,6 @@ def _penalty(theta, p, lam):
     for j in range(p):
         acc += theta[j] * theta[j]
     return 0.5 * lam * acc
-
-
-@numba.njit(cache=True)
-def _objective(z, y, s, m, S, theta, p, lam, line_search):
-    """L = 1/S sum_i s_i l(y_i, z_i) + lam/2 ||w||^2, with scikit-learn's loss formula for
-    ``LinearModelLoss.loss`` (setup) or ``loss_gradient`` (line search).
-
-    The sum is compensated (Neumaier): the line search compares losses that differ by less
-    than 16 eps near the optimum, which a plain running sum of n terms cannot resolve (NumPy's
-    pairwise sum, used by scikit-learn, can)."""
-    acc = 0.0
-    comp = 0.0
-    for i in range(m):
-        li = _line_search_loss(y[i], z[i]) if line_search else _log1pexp(z[i]) - y[i] * z[i]
-        term = s[i] * li
-        total = acc + term
-        if abs(acc) >= abs(term):
-            comp += (acc - total) + term
-        else:
-            comp += (term - total) + acc
-        acc = total
-    return (acc + comp) / S + _penalty(theta, p, lam)
 
 
 @numba.njit(cache=True)
@@ -212,33 +189,6 @@ def _hessian(XT, hw, m, p, lam, H, u):
             H[a, a] += lam
         for b in range(a):
             H[b, a] = H[a, b]
-
-
-@numba.njit(cache=True)
-def _gradient_hessian(XT, z, y, s, m, S, theta, p, lam, gw, hw, u, g, H):
-    """Gradient g and Hessian H of L at theta (``LinearModelLoss.gradient_hessian``).
-
-    Returns scikit-learn's ``hessian_warning``: more than a quarter (by weight) of the pointwise
-    Hessians h_i are 0 (underflow at |z_i| > ~700); H is then not computed."""
-    zero = 0.0
-    for i in range(m):
-        gw[i] = s[i] * _point_gradient(y[i], z[i]) / S
-        hw[i] = s[i] * _point_hessian(z[i]) / S
-        if hw[i] <= 0.0:
-            zero += s[i]
-    _gradient(XT, gw, m, theta, p, lam, g)
-    if zero / S > 0.25:
-        return True
-    _hessian(XT, hw, m, p, lam, H, u)
-    return False
-
-
-@numba.njit(cache=True)
-def _loss_gradient_at(XT, z, y, s, m, S, theta, p, lam, gw, g):
-    """Gradient g of L at theta from its linear predictor z (``LinearModelLoss.loss_gradient``)."""
-    for i in range(m):
-        gw[i] = s[i] * _point_gradient(y[i], z[i]) / S
-    _gradient(XT, gw, m, theta, p, lam, g)
 
 
 # ----------------------------------------------------------------------------- linear algebra
@@ -324,11 +274,11 @@ def _max_abs(v):
 
 # ----------------------------------------------------------------------------- Newton solver
 @numba.njit(cache=True)
-def _line_search(XT, y, s, m, S, p, lam, theta, z, loss, g, d, zd, theta_new, z_new, gw, g_new):
+def _line_search(XT, y, s, m, S, p, lam, theta, z, loss, g, d, zd, theta_new, z_new, gw_new, hw_new, g_new):
     """Backtracking line search along the Newton direction d (``NewtonSolver.line_search``).
 
-    On success theta_new, z_new, g_new hold the accepted point and its gradient; returns
-    (accepted, loss at the new point)."""
+    On success theta_new and z_new hold the accepted point, gw_new and hw_new its pointwise
+    derivatives, g_new its gradient. Returns (accepted, L at the new point, its share of h_i = 0)."""
     dim = theta.shape[0]
     armijo = _SIGMA * _dot(g, d)                # sigma g'd < 0
     _linear_predictor(XT, d, m, zd)             # z moves by t zd
@@ -339,40 +289,43 @@ def _line_search(XT, y, s, m, S, p, lam, theta, z, loss, g, d, zd, theta_new, z_
             theta_new[a] = theta[a] + t * d[a]
         for i in range(m):
             z_new[i] = z[i] + t * zd[i]
-        loss_new = _objective(z_new, y, s, m, S, theta_new, p, lam, True)
+        data_loss, zero = _pointwise(y, z_new, s, m, S, gw_new, hw_new)
+        loss_new = data_loss + _penalty(theta_new, p, lam)
         change = loss_new - loss
         if change <= t * armijo:                # 1. sufficient decrease (Armijo)
-            _loss_gradient_at(XT, z_new, y, s, m, S, theta_new, p, lam, gw, g_new)
-            return True, loss_new
+            _gradient(XT, gw_new, m, theta_new, p, lam, g_new)
+            return True, loss_new, zero
         if abs(change) <= abs(loss * _EPS16):   # 2. change lost in rounding: accept if sum |g| fell
-            _loss_gradient_at(XT, z_new, y, s, m, S, theta_new, p, lam, gw, g_new)
+            _gradient(XT, gw_new, m, theta_new, p, lam, g_new)
             if sum_abs_g < 0.0:
                 sum_abs_g = _sum_abs(g)
             if _sum_abs(g_new) < sum_abs_g:
-                return True, loss_new
+                return True, loss_new, zero
         t *= _BETA
-    return False, loss
+    return False, loss, 0.0
 
 
 @numba.njit(cache=True)
 def _newton(XT, y, s, m, p, lam, tol, max_iter, theta, work):
     """Minimise L from theta (updated in place) on the m active rows; returns
-    (iterations, status, max |gradient|)."""
+    (iterations, status, max |gradient|). ``work`` holds 8 row buffers."""
     dim = theta.shape[0]
     S = 0.0
     for i in range(m):
         S += s[i]
-    z, z_new, zd, gw, hw, u = work[0], work[1], work[2], work[3], work[4], work[5]   # row buffers, first m used
+    z, zd, gw, hw, u, z_new, gw_new, hw_new = work[0], work[1], work[2], work[3], work[4], work[5], work[6], work[7]
     g, g_new, d, theta_new = np.empty(dim), np.empty(dim), np.empty(dim), np.empty(dim)
     H, L = np.empty((dim, dim)), np.empty((dim, dim))
     _linear_predictor(XT, theta, m, z)
-    loss = _objective(z, y, s, m, S, theta, p, lam, False)
-    grad_max = np.nan
+    data_loss, zero = _pointwise(y, z, s, m, S, gw, hw)
+    loss = data_loss + _penalty(theta, p, lam)
+    _gradient(XT, gw, m, theta, p, lam, g)
+    grad_max = _max_abs(g)
     for it in range(1, max_iter + 1):
-        underflow = _gradient_hessian(XT, z, y, s, m, S, theta, p, lam, gw, hw, u, g, H)
-        grad_max = _max_abs(g)
-        if underflow:
+        # here z, gw, hw and g belong to theta
+        if zero > 0.25:                         # scikit-learn's hessian_warning: it switches to L-BFGS
             return it - 1, HESSIAN_UNDERFLOW, grad_max
+        _hessian(XT, hw, m, p, lam, H, u)
         if not _cholesky(H, L):
             return it - 1, SINGULAR_HESSIAN, grad_max
         for a in range(dim):
@@ -380,12 +333,16 @@ def _newton(XT, y, s, m, p, lam, tol, max_iter, theta, work):
         _cholesky_solve(L, g_new, d)            # Newton direction d = -H^-1 g
         if _dot(g, d) > 0.0:
             return it - 1, NOT_DESCENT, grad_max
-        ok, loss = _line_search(XT, y, s, m, S, p, lam, theta, z, loss, g, d, zd, theta_new, z_new, gw, g_new)
+        ok, loss, zero = _line_search(XT, y, s, m, S, p, lam, theta, z, loss, g, d, zd, theta_new, z_new,
+                                      gw_new, hw_new, g_new)
         if not ok:
             return it - 1, LINE_SEARCH_FAILED, grad_max
         _copy(theta_new, theta, dim)
-        _copy(z_new, z, m)
-        grad_max = _max_abs(g_new)
+        _copy(g_new, g, dim)
+        z, z_new = z_new, z                     # the accepted point's buffers become current
+        gw, gw_new = gw_new, gw
+        hw, hw_new = hw_new, hw
+        grad_max = _max_abs(g)
         # stop when max |g| <= tol and the Newton decrement d'Hd / 2 <= tol (Boyd & Vandenberghe 9.5.1)
         if grad_max <= tol and 0.5 * _quadratic_form(H, d) <= tol:
             return it, CONVERGED, grad_max
@@ -421,7 +378,7 @@ def _fit_batch(X, y, weights, init, C, fit_intercept, tol, max_iter, coef, inter
     dim = p + 1 if fit_intercept else p
     XT = np.empty((dim, n))
     ya, sa = np.empty(n), np.empty(n)
-    work = np.empty((6, n))
+    work = np.empty((8, n))
     theta = np.empty(dim)
     for r in range(R):
         for f in range(F):
