@@ -171,6 +171,9 @@ def test_single_class_subset_is_the_constant_rule():
     assert (fit.predict(pop)[0, 0] == 1).all() and (fit.predict(pop)[0, 1] == 0).all()
     proba = fit.predict_proba(pop)
     assert (proba[0, 0] == 1).all() and (proba[0, 1] == 0).all() and ((proba[0, 2] > 0) & (proba[0, 2] < 1)).all()
+    summary = fit.summary()
+    assert (summary["fits"], summary["single_class"], summary["converged"]) == (3, 2, 1)
+    assert summary["most_steps"] == fit.n_iter[0, 2] > 0
 
 
 def test_separable_data_converge_to_a_finite_optimum():

@@ -24,9 +24,15 @@ scikit-learn's fallback test for loss changes within 16 eps of the loss: accept 
 decreased), and the same stopping rule after each step: max |g| <= tol and half the Newton
 decrement d'Hd / 2 <= tol. With ``init=None`` and the estimator's ``tol``/``max_iter`` the iterates
 are therefore scikit-learn's own, so the fits equal ``LogisticRegression(solver="newton-cholesky")``
-to rounding, including where its default ``tol=1e-4`` stops short of the optimum (about 1e-3 in
-decision values on Letter). A tight ``tol`` (e.g. 1e-10) gives the optimum itself, whatever the
-start: use it with warm starts.
+to rounding (1e-13 on Letter, same number of steps), including where its default ``tol=1e-4``
+stops short of the optimum (by up to ~1e-3 in coefficients and decision values on Letter, which
+flips a few population predictions). A tight ``tol`` (:data:`OPTIMUM_TOL`) gives the optimum
+itself, whatever the start: use it with warm starts. What differs is rounding only: the pointwise
+loss, gradient and Hessian come from one exponential (scikit-learn's formulas rearranged), the
+gradient at an accepted point is the line search's (scikit-learn recomputes it), sums over rows
+run in another order, and the loss sum is compensated to match the accuracy of NumPy's pairwise
+sum, which the line search's rounding test relies on. A stopping test within rounding of its
+threshold could therefore go the other way; none did in the tests.
 
 Edge cases (per fit; see :data:`STATUS_NAMES`):
 
@@ -306,13 +312,10 @@ def _line_search(XT, y, s, m, S, p, lam, theta, z, loss, g, d, zd, theta_new, z_
 
 
 @numba.njit(cache=True)
-def _newton(XT, y, s, m, p, lam, tol, max_iter, theta, work):
-    """Minimise L from theta (updated in place) on the m active rows; returns
+def _newton(XT, y, s, m, S, p, lam, tol, max_iter, theta, work):
+    """Minimise L from theta (updated in place) on the m active rows of total weight S; returns
     (iterations, status, max |gradient|). ``work`` holds 8 row buffers."""
     dim = theta.shape[0]
-    S = 0.0
-    for i in range(m):
-        S += s[i]
     z, zd, gw, hw, u, z_new, gw_new, hw_new = work[0], work[1], work[2], work[3], work[4], work[5], work[6], work[7]
     g, g_new, d, theta_new = np.empty(dim), np.empty(dim), np.empty(dim), np.empty(dim)
     H, L = np.empty((dim, dim)), np.empty((dim, dim))
@@ -394,7 +397,8 @@ def _fit_batch(X, y, weights, init, C, fit_intercept, tol, max_iter, coef, inter
             lam = 1.0 / (C * S)                 # scikit-learn's l2_reg_strength
             for a in range(dim):
                 theta[a] = init[r, f, a]
-            n_iter[r, f], status[r, f], grad_max[r, f] = _newton(XT, ya, sa, m, p, lam, tol, max_iter, theta, work)
+            n_iter[r, f], status[r, f], grad_max[r, f] = _newton(XT, ya, sa, m, S, p, lam, tol, max_iter, theta,
+                                                                 work)
             _copy(theta, coef[r, f], p)
             intercept[r, f] = theta[p] if fit_intercept else 0.0
 
@@ -441,11 +445,11 @@ class LogisticFit(LinearRuleBatch):
         return np.where(single, (self.b > 0)[..., None].astype(float), proba)
 
     def summary(self) -> dict[str, Any]:
-        """Counts of each status and the iteration statistics of the solved fits."""
-        solved = self.status != SINGLE_CLASS
-        its = self.n_iter[solved]
-        return {"fits": int(self.status.size), **{name: int((self.status == k).sum()) for k, name in enumerate(STATUS_NAMES)},
-                "mean_iter": float(its.mean()) if its.size else 0.0, "max_iter": int(its.max()) if its.size else 0}
+        """Fits with each status, and the mean and largest number of Newton steps of the solved fits."""
+        steps = self.n_iter[self.status != SINGLE_CLASS]
+        counts = {name: int((self.status == k).sum()) for k, name in enumerate(STATUS_NAMES)}
+        return {"fits": int(self.status.size), **counts, "mean_steps": float(steps.mean()) if steps.size else 0.0,
+                "most_steps": int(steps.max()) if steps.size else 0}
 
 
 def _check_inputs(X, y, weights, init, fit_intercept):
@@ -614,8 +618,8 @@ class BatchedLogistic:
     def _fit(self, X, y, weights, init):
         return fit_logistic_batch(X, y, weights, self.C, self.fit_intercept, self.tol, self.max_iter, init)
 
-    def start(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Full-sample fits (R, 1, p + fit_intercept) used as warm starts."""
+    def full_sample_start(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Full-sample fits (R, 1, p + fit_intercept) used as warm starts (zeros if one class)."""
         full = self._fit(X, y, np.ones((X.shape[0], 1, X.shape[1])), None)
         theta = full.w if not self.fit_intercept else np.concatenate([full.w, full.b[..., None]], axis=-1)
         return np.where((full.status == SINGLE_CLASS)[..., None], 0.0, theta)
@@ -627,7 +631,7 @@ class BatchedLogistic:
         ``init`` overrides the start; without it, ``warm_start`` starts from the full-sample fit.
         """
         if init is None and self.warm_start:
-            init = self.start(X, y)
+            init = self.full_sample_start(X, y)
         return self._fit(X, y, weights, init)
 
     def fold_rules(self, X: np.ndarray, y: np.ndarray, labels: np.ndarray, K: int) -> LogisticFit:
