@@ -120,8 +120,10 @@ def test_bootstrap_counts_equal_repeated_rows(letter):
     counts = np.random.default_rng(5).multinomial(100, np.full(100, 0.01)).astype(float)
     fit = fit_logistic_batch(X, y, counts[None, None], tol=1e-10)
     rows = np.repeat(np.arange(100), counts.astype(int))
-    est = LogisticRegression(solver="newton-cholesky", tol=1e-10).fit(X[0, rows], y[0, rows])
-    np.testing.assert_allclose(_theta(fit.w[0, 0], fit.b[0, 0]), _theta(est.coef_[0], est.intercept_[0]), atol=1e-8)
+    repeated = LogisticRegression(solver="newton-cholesky", tol=1e-10).fit(X[0, rows], y[0, rows])
+    weighted = LogisticRegression(solver="newton-cholesky", tol=1e-10).fit(X[0], y[0], sample_weight=counts)
+    for est in (repeated, weighted):
+        np.testing.assert_allclose(_theta(fit.w[0, 0], fit.b[0, 0]), _theta(est.coef_[0], est.intercept_[0]), atol=1e-8)
 
 
 def _objective_gradient(X, y, s, w, b, C):
