@@ -472,7 +472,7 @@ def _check_inputs(X, y, weights, init, fit_intercept):
     weights = np.ascontiguousarray(weights, dtype=np.float64)
     if X.ndim != 3 or y.shape != X.shape[:2] or weights.ndim != 3 or (weights.shape[0], weights.shape[2]) != y.shape:
         raise ValueError(f"need X (R, n, p), y (R, n), weights (R, F, n); got {X.shape}, {y.shape}, {weights.shape}.")
-    if not np.isin(y, (0.0, 1.0)).all():
+    if not ((y == 0.0) | (y == 1.0)).all():
         raise ValueError("y must hold binary labels 0 and 1.")
     if not np.isfinite(X).all() or not np.isfinite(weights).all():
         raise ValueError("X and weights must be finite.")
