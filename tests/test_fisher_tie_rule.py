@@ -143,3 +143,18 @@ def test_uniforms_are_checked_and_drawn_only_for_the_random_rule():
     state = rng.bit_generator.state
     assert tie_uniforms(rng, 5, "first") is None and rng.bit_generator.state == state
     assert tie_uniforms(rng, 5, "random").shape == (5,)
+
+
+def test_replicates_are_the_study_samples_and_uniforms_do_not_depend_on_batching():
+    from simstudy.analyses.fisher_replicates import logistic_replicates
+    from simstudy.studies.risk_estimates import _draw, make_conditions
+
+    cond = make_conditions([20], [0.2])[0]
+    X, y, folds, boot = _draw(cond, LogisticPopulation(0.2), 11, range(3, 9), 5, 4)
+    rep = logistic_replicates(20, 0.2, 11, range(3, 9), K=5, B=4, tie_rule="random")
+    for a, b in ((X, rep.X), (y, rep.y), (folds, rep.folds), (boot, rep.boot)):
+        np.testing.assert_array_equal(a, b)
+    assert rep.uniforms.shape == (6, 1 + 20 + 5 + 4)
+    part = logistic_replicates(20, 0.2, 11, range(5, 7), K=5, B=4, tie_rule="random")
+    np.testing.assert_array_equal(part.uniforms, rep.uniforms[2:4])
+    assert logistic_replicates(20, 0.2, 11, range(2), K=5, B=4, tie_rule="midpoint").uniforms is None
