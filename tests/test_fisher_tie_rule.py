@@ -4,7 +4,9 @@ import pytest
 from scipy import stats
 
 from simstudy.learners.fisher import TIE_RULES, erm_threshold, fisher_fit, predict_rules, tie_uniforms
-from simstudy.learners.fisher_reference import reference_fit, reference_minimisers, reference_threshold
+from simstudy.learners.fisher_reference import (
+    reference_estimates, reference_fit, reference_minimisers, reference_threshold,
+)
 from simstudy.populations.synthetic import LogisticPopulation
 
 RULES = tuple(TIE_RULES)
@@ -158,3 +160,14 @@ def test_replicates_are_the_study_samples_and_uniforms_do_not_depend_on_batching
     part = logistic_replicates(20, 0.2, 11, range(5, 7), K=5, B=4, tie_rule="random")
     np.testing.assert_array_equal(part.uniforms, rep.uniforms[2:4])
     assert logistic_replicates(20, 0.2, 11, range(2), K=5, B=4, tie_rule="midpoint").uniforms is None
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_loo_and_kfold_under_each_rule_equal_plain_refits(rule):
+    from simstudy.analyses.fisher_replicates import fit_estimates, logistic_replicates, logistic_risk
+
+    rep = logistic_replicates(20, 0.3, 2013, range(25), K=5, B=3, tie_rule="random")
+    est = fit_estimates(rep, rule, logistic_risk(0.3))
+    for j in range(25):
+        ref = reference_estimates(rep.X[j], rep.y[j], rep.folds[j], rep.boot[j], rule, rep.uniforms[j])
+        assert (est.empirical[j], est.loo[j], est.kfold[j]) == pytest.approx((ref.empirical, ref.loo, ref.kfold))

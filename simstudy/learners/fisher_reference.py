@@ -101,7 +101,7 @@ class ReferenceEstimates:
     err1: float  # leave-one-out bootstrap error Err(1)
 
 
-def reference_estimates(X, y, folds, boot) -> ReferenceEstimates:
+def reference_estimates(X, y, folds, boot, tie_rule: str = "midpoint", uniforms=None) -> ReferenceEstimates:
     """Empirical, leave-one-out, K-fold and Err(1) bootstrap estimates by plain refitting.
 
     Parameters
@@ -109,21 +109,28 @@ def reference_estimates(X, y, folds, boot) -> ReferenceEstimates:
     X : ndarray (N, 2); y : ndarray (N,)
     folds : ndarray (N,) of fold labels 0..K-1
     boot : ndarray (B, N) of bootstrap counts
+    tie_rule : str
+        The threshold tie rule (:mod:`simstudy.learners.fisher`).
+    uniforms : ndarray (1 + N + K + B,), optional
+        For ``tie_rule="random"``: the uniforms of the fits in the study's order (full sample,
+        leave-one-out 1..N, folds 0..K-1, bootstrap 1..B).
     """
-    N = len(y)
+    N, K = len(y), len(np.unique(folds))
+    u = (lambda f: None) if uniforms is None else (lambda f: float(uniforms[f]))  # noqa: E731
+    fit = lambda Xt, yt, f: reference_fit(Xt, yt, tie_rule, u(f))  # noqa: E731
     pred = lambda w, c, Z: (Z @ w > c).astype(int)  # noqa: E731
-    w, c = reference_fit(X, y)
+    w, c = fit(X, y, 0)
     emp = float(np.mean(pred(w, c, X) != y))
-    loo = float(np.mean([pred(*reference_fit(np.delete(X, i, 0), np.delete(y, i)), X[i:i + 1])[0] != y[i]
+    loo = float(np.mean([pred(*fit(np.delete(X, i, 0), np.delete(y, i), 1 + i), X[i:i + 1])[0] != y[i]
                          for i in range(N)]))
     kf = 0
     for k in np.unique(folds):
         test = folds == k
-        kf += np.sum(pred(*reference_fit(X[~test], y[~test]), X[test]) != y[test])
+        kf += np.sum(pred(*fit(X[~test], y[~test], 1 + N + int(k)), X[test]) != y[test])
     per_point = [[] for _ in range(N)]
-    for counts in boot:
+    for b, counts in enumerate(boot):
         idx = np.repeat(np.arange(N), counts.astype(int))
-        wb, cb = reference_fit(X[idx], y[idx])
+        wb, cb = fit(X[idx], y[idx], 1 + N + K + b)
         for i in np.flatnonzero(counts == 0):
             per_point[i].append(pred(wb, cb, X[i:i + 1])[0] != y[i])
     oob = [np.mean(v) for v in per_point if v]
