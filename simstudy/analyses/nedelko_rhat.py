@@ -42,7 +42,8 @@ from simstudy.metrics import mean_summary
 from simstudy.report.tables import frame_to_markdown
 from simstudy.rng import condition_key
 
-__all__ = ["fisher_records", "oracle_table", "add_rhat_columns", "delta0_comparison", "winners", "bound_checks", "main"]
+__all__ = ["fisher_records", "oracle_table", "add_rhat_columns", "delta0_comparison", "winners", "bound_checks",
+           "worst_case_curves", "write_checks", "main"]
 
 BAYES_GRID = (0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.48)
 RHAT_GRID = tuple(round(0.01 + 0.02 * i, 2) for i in range(25))   # the study's default rhat_grid
@@ -142,10 +143,10 @@ def check_populations(bayes_errors: Sequence[float] = (0.05, 0.2, 0.4, 0.48)) ->
 
 def _vc_check(est, N: int, delta: float) -> dict:
     """Violations of R <= R_emp + b_vc and the one-sided binomial test of rate <= delta."""
-    violations = int(np.sum(est.true_risk > est.empirical + rhat_bias_bound(est.empirical, N, "vc_halfplane",
-                                                                             delta=delta)))
-    n = len(est.true_risk)
-    return {"claim": f"P(R > R_emp + b_vc) <= {delta}", "statistic": violations / n,
+    b = rhat_bias_bound(est.empirical, N, "vc_halfplane", delta=delta)
+    violations, n = int(np.sum(est.true_risk > est.empirical + b)), len(est.true_risk)
+    return {"claim": f"P(R > R_emp + b_vc) <= {delta}", "statistic": violations / n, "bound": float(np.mean(b)),
+            "mean_empirical": float(est.empirical.mean()),
             "p_value": float(stats.binomtest(violations, n, delta, alternative="greater").pvalue)}
 
 
@@ -154,8 +155,8 @@ def _worst_case_check(est, N: int) -> dict:
     emp, opt = est.empirical, est.true_risk - est.empirical
     r_bar = emp.mean()
     bound = float(rhat_bias_bound(r_bar, N))
-    h = 1e-3
-    slope = float((rhat_bias_bound(r_bar + h, N) - rhat_bias_bound(max(r_bar - h, 0.0), N)) / (r_bar + h - max(r_bar - h, 0)))
+    lo, hi = max(r_bar - 1e-3, 0.0), r_bar + 1e-3
+    slope = float((rhat_bias_bound(hi, N) - rhat_bias_bound(lo, N)) / (hi - lo))   # B'(r_bar), for the SE
     se = mean_summary(opt - slope * emp).se
     z = (opt.mean() - bound) / se
     return {"claim": "E[R - R_emp] <= B(E[R_emp])", "statistic": opt.mean(), "bound": bound,
@@ -179,6 +180,28 @@ def bound_checks(replicates: int = 4000, seed: int = 2013, sizes_vc: Sequence[in
     return pd.DataFrame(rows)
 
 
+def worst_case_curves(N: int, r: Sequence[float] = tuple(np.round(np.arange(0, 0.51, 0.025), 3))) -> pd.DataFrame:
+    """b(r) of each distribution-free method at sample size N, for the report."""
+    r = np.asarray(r, float)
+    return pd.DataFrame({"sample_size": N, "empirical_risk": r,
+                         "worst_case_growth": rhat_bias_bound(r, N, cells="growth"),
+                         "worst_case_vc3": rhat_bias_bound(r, N, cells="vc_dimension"),
+                         "vc_halfplane": rhat_bias_bound(r, N, "vc_halfplane")})
+
+
+def write_checks(out: Path) -> pd.DataFrame:
+    """Run :func:`bound_checks` and write ``rhat_checks.{csv,md}`` and ``rhat_curves.csv``."""
+    checks = bound_checks()
+    checks.to_csv(out / "rhat_checks.csv", index=False)
+    (out / "rhat_checks.md").write_text("# Simulation checks of the R_hat upper-bound claims\n\n"
+                                        "vc_halfplane: share of samples with R > R_emp + b (statistic), mean b (bound), "
+                                        "one-sided binomial p-value of rate <= 0.05. nedelko_worst_case: mean optimism "
+                                        "(statistic) against B(mean R_emp) (bound), one-sided z-test.\n\n"
+                                        + frame_to_markdown(checks))
+    pd.concat([worst_case_curves(N) for N in (20, 30, 50)]).to_csv(out / "rhat_curves.csv", index=False)
+    return checks
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Write ``rhat_delta0.{csv,md}`` and ``rhat_checks.{csv,md}`` to ``argv[0]``."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -189,8 +212,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     records = add_rhat_columns(fisher_records(N, BAYES_GRID, replicates), oracle_table(N))
     comparison = delta0_comparison(records)
     comparison.to_csv(out / "rhat_delta0.csv", index=False)
-    checks = bound_checks()
-    checks.to_csv(out / "rhat_checks.csv", index=False)
+    write_checks(out)
     md = [f"# Nedelko's R_hat without the oracle (N = {N}, {replicates} samples per R0, tie rule random)\n",
           "Mean Delta0 per estimate (SEs and paired differences to LOO in rhat_delta0.csv):\n",
           frame_to_markdown(winners(comparison)),
@@ -199,8 +221,6 @@ def main(argv: Sequence[str] | None = None) -> None:
           "\nPaired difference of mean Delta0 to LOO (negative: better than LOO), with SE:\n",
           frame_to_markdown(comparison[["bayes_error", "estimate", "delta0_minus_loo", "delta0_minus_loo_se"]])]
     (out / "rhat_delta0.md").write_text("\n".join(md))
-    (out / "rhat_checks.md").write_text("# Simulation checks of the R_hat upper-bound claims\n\n"
-                                        + frame_to_markdown(checks))
 
 
 if __name__ == "__main__":

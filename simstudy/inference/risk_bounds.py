@@ -1,14 +1,19 @@
 r"""Bias corrections b for Nedelko's estimate R_hat = R_emp + b(R_emp), without the true model.
 
-Nedelko (2013?, "Исследование погрешности оценок скользящего экзамена") defines R_hat as the
-empirical risk plus "an estimate of its maximal bias" (оценка максимального смещения), citing
-his refs. [6] (2008) and [7] (2011) for the construction, which we do not have. What his
-earlier papers state (ref. [3], MLDM 2003, abstract) is the object: for a discrete feature,
-"the dependence of the average risk on the empirical risk for the worst distribution", i.e.
-the maximal bias of the empirical risk over *all* distributions, computed exactly; and a
-heuristic to carry it over to continuous features by scaling Vapnik-Chervonenkis estimates.
-This module implements that object and a rigorous distribution-free bound; neither uses the
-distribution family of the study.
+What Nedelko writes (/work/shared/papers/nedelko_cv_accuracy_ru.md, section "Численный
+эксперимент"; our translation): "The comparison also includes R_hat, the risk estimate
+obtained by adding to the empirical risk an estimate of the maximal bias [6]. This estimate
+is described in detail in [7]." and, in the conclusion, "the estimate based on the empirical
+risk with a bias correction ... has comparable accuracy but a much smaller computational
+cost". Refs. [6] (2008, "On interval estimation of risk for a decision function") and [7]
+(2011, "Exact and empirical estimates of the misclassification probability") are not
+available. The abstracts of his related papers state the object: [6] builds risk estimates
+"in the absence of any information on the distribution" by "selecting a finite set of
+distributions"; ref. [3] of the paper (MLDM 2003) obtains, for a discrete feature, "the
+dependence of the average risk on the empirical risk for the worst distribution", the exact
+maximal bias of the empirical risk, which "allows scaling the Vapnik-Chervonenkis estimates",
+with "a heuristic approach" for continuous features. This module implements that object and a
+rigorous distribution-free bound; neither uses the distribution family of the study.
 
 Methods (``rhat_bias_bound(empirical, N, method)``)
 ---------------------------------------------------
@@ -69,6 +74,17 @@ the discretisation error, < 1e-3 at the defaults, checked in the tests). B_n(0) 
 lambda -> infinity limit, the best allocation with every q_j = 0 (bias from empty cells only:
 sum_j p_j (1 - p_j)^N / 2). The largest mean empirical risk r_max is reached with every
 q_j = 1/2; beyond it (single samples can exceed it) b stays at B_n(r_max).
+
+R_hat plugs the observed R_emp into B_n, which bounds the bias at the *mean* empirical risk;
+B_n is concave, so E[B_n(R_emp)] <= B_n(E[R_emp]) (Jensen): the plug-in is not guaranteed to
+be conservative in the mean, even for the histogram classifier.
+
+Why n = h is "Nedelko's scaling": a VC estimate eps(h, N) of the bias depends on the class
+through its VC dimension h only; the histogram classifier with h cells has VC dimension h,
+so eps is the same for both, and scaling the half-planes' eps by the discrete class's exact
+ratio B_h / eps gives B_h itself. Matching the growth function instead (2^n = Pi(N)) matches
+the number of labellings of the sample each learner chooses from, which is what drives the
+optimism of empirical risk minimisation at a finite N.
 """
 from __future__ import annotations
 
