@@ -17,10 +17,27 @@ Conventions
   direction (S + eps I)^-1 d as eps -> 0 (the direction of zero within-class spread). If that
   is the zero vector (e.g. one point per class), the mean difference d is used; if d = 0 too,
   the rule is constant (see below).
-- Threshold: candidates are the midpoints between consecutive distinct training projections,
-  plus -inf and +inf (predict all 1 / all 0). Among candidates with the smallest (weighted)
-  training error, the finite one closest to Fisher's midpoint w.(m_1 + m_0)/2 is taken; a
-  constant rule (+-inf) is taken only when no finite threshold is as good (-inf before +inf).
+- Threshold: the candidate thresholds of a training set, in increasing order, are
+  ``-inf`` (the constant rule predicting 1 everywhere), the midpoints between consecutive
+  distinct training projections, and ``+inf`` (the constant rule predicting 0 everywhere).
+  The constant rules are ordinary candidates: a threshold below (above) every projection.
+  The minimisers are the candidates whose (weighted) training error is within 1e-9 of the
+  smallest; ``tie_rule`` picks one of them (Nedelko states no rule):
+
+  ``"midpoint"``
+      the finite minimiser closest to Fisher's midpoint w.(m_1 + m_0)/2 (the lower one if two
+      are equally close); a constant rule only when no finite threshold is a minimiser
+      (-inf before +inf). The rule of this package before ``tie_rule`` existed.
+  ``"first"``
+      the smallest minimiser (-inf when predicting 1 everywhere is a minimiser).
+  ``"last"``
+      the largest minimiser (+inf when predicting 0 everywhere is a minimiser).
+  ``"random"``
+      a uniformly random minimiser: with M minimisers c_(0) < ... < c_(M-1) (constant rules
+      included) and a uniform u in [0, 1) given per fit, c_(floor(u M)).
+- Equal class means (d = 0, hence w = 0): every projection is 0, so the candidates are the two
+  constant rules with errors (class-0 weight, class-1 weight): the heavier class is predicted,
+  a tie between the two classes is broken by ``tie_rule`` like any other.
 - A training set holding one class only gives the constant rule predicting that class
   (w = 0, c = -inf for class 1, +inf for class 0).
 - Prediction: 1 iff w.x > c.
@@ -32,7 +49,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-__all__ = ["LinearRules", "fisher_fit", "erm_threshold", "predict_rules"]
+__all__ = ["LinearRules", "TIE_RULES", "fisher_fit", "erm_threshold", "predict_rules", "tie_uniforms"]
 
 
 @dataclass(frozen=True)
@@ -55,52 +72,116 @@ def _direction(S: np.ndarray, d: np.ndarray) -> np.ndarray:
     return np.where(tiny, d, w)
 
 
+#: ``tie_rule`` names and their codes in the kernel.
+TIE_RULES = {"midpoint": 0, "first": 1, "last": 2, "random": 3}
+_TOL = 1e-9  # errors within _TOL of the smallest are ties (weights are counts: errors are integers)
+
+
+def _check_tie_rule(tie_rule: str, uniforms, shape: tuple) -> np.ndarray:
+    """The uniforms of the fits as a flat float array (zeros unless ``tie_rule="random"``)."""
+    if tie_rule not in TIE_RULES:
+        raise ValueError(f"tie_rule={tie_rule!r}: use one of {tuple(TIE_RULES)}.")
+    n = int(np.prod(shape))
+    if tie_rule != "random":
+        return np.zeros(n)
+    if uniforms is None:
+        raise ValueError('tie_rule="random" needs uniforms: one U[0, 1) per fit, drawn by the caller.')
+    u = np.ascontiguousarray(np.broadcast_to(np.asarray(uniforms, dtype=np.float64), shape).reshape(-1))
+    if np.any((u < 0) | (u >= 1)) or np.any(np.isnan(u)):
+        raise ValueError("uniforms must lie in [0, 1).")
+    return u
+
+
 @numba.njit(cache=True)
-def _erm_kernel(proj, y, weights, prefer, c_out, err_out):
+def _candidates(proj, y, weights, order, thr, err):
+    """Fill ``thr[:n]``, ``err[:n]`` with the candidates in increasing order; return n.
+
+    Candidate t_j between the j-th and (j+1)-th distinct training projection predicts 1 above
+    it, so its error is (class-1 weight below) + (class-0 weight above).
+    """
+    pos_total = 0.0
+    neg_total = 0.0
+    for i in range(proj.shape[0]):
+        if weights[i] > 0:
+            if y[i] == 1:
+                pos_total += weights[i]
+            else:
+                neg_total += weights[i]
+    thr[0] = -np.inf          # all predicted 1: errors = class-0 weight
+    err[0] = neg_total
+    n = 1
+    pos_below = 0.0
+    neg_below = 0.0
+    last = -np.inf
+    have_last = False
+    for j in range(order.shape[0]):
+        i = order[j]
+        if weights[i] <= 0:
+            continue
+        value = proj[i]
+        if have_last and value > last:  # a split between last and value
+            thr[n] = 0.5 * (last + value)
+            err[n] = pos_below + (neg_total - neg_below)
+            n += 1
+        if y[i] == 1:
+            pos_below += weights[i]
+        else:
+            neg_below += weights[i]
+        last = value
+        have_last = True
+    thr[n] = np.inf           # all predicted 0: errors = class-1 weight
+    err[n] = pos_total
+    return n + 1
+
+
+@numba.njit(cache=True)
+def _select(thr, err, n, rule, prefer, u):
+    """Index of the chosen minimiser among the n candidates (see the module docstring)."""
+    best = err[0]
+    for j in range(1, n):
+        best = min(best, err[j])
+    count = 0
+    for j in range(n):
+        if err[j] <= best + _TOL:
+            count += 1
+    if rule == 1:      # first
+        target = 0
+    elif rule == 2:    # last
+        target = count - 1
+    elif rule == 3:    # random: the floor(u M)-th of the M minimisers
+        target = min(int(u * count), count - 1)
+    else:              # midpoint: finite minimiser closest to prefer, else -inf, else +inf
+        pick, dist = -1, np.inf
+        for j in range(1, n - 1):
+            if err[j] <= best + _TOL and abs(thr[j] - prefer) < dist:
+                pick, dist = j, abs(thr[j] - prefer)
+        if pick >= 0:
+            return pick
+        return 0 if err[0] <= best + _TOL else n - 1
+    seen = 0
+    for j in range(n):
+        if err[j] <= best + _TOL:
+            if seen == target:
+                return j
+            seen += 1
+    return n - 1  # unreachable
+
+
+@numba.njit(cache=True)
+def _erm_kernel(proj, y, weights, prefer, rule, uniforms, c_out, err_out):
     n_rules, N = proj.shape
+    thr = np.empty(N + 2)
+    err = np.empty(N + 2)
     for r in range(n_rules):
         order = np.argsort(proj[r])
-        pos_total = 0.0
-        neg_total = 0.0
-        for i in range(N):
-            if weights[r, i] > 0:
-                if y[r, i] == 1:
-                    pos_total += weights[r, i]
-                else:
-                    neg_total += weights[r, i]
-        # candidate below every point: all predicted 1, errors = class-0 weight
-        best_err = neg_total
-        best_c = -np.inf
-        best_dist = np.inf
-        pos_below = 0.0
-        neg_below = 0.0
-        last = -np.inf
-        have_last = False
-        for j in range(N):
-            i = order[j]
-            if weights[r, i] <= 0:
-                continue
-            value = proj[r, i]
-            if have_last and value > last:  # a split between last and value
-                err = pos_below + (neg_total - neg_below)
-                thr = 0.5 * (last + value)
-                dist = abs(thr - prefer[r])
-                if err < best_err - 1e-9 or (abs(err - best_err) <= 1e-9 and dist < best_dist):
-                    best_err, best_c, best_dist = err, thr, dist
-            if y[r, i] == 1:
-                pos_below += weights[r, i]
-            else:
-                neg_below += weights[r, i]
-            last = value
-            have_last = True
-        # candidate above every point: all predicted 0, errors = class-1 weight
-        if pos_total < best_err - 1e-9:
-            best_err, best_c = pos_total, np.inf
-        c_out[r] = best_c
-        err_out[r] = best_err
+        n = _candidates(proj[r], y[r], weights[r], order, thr, err)
+        j = _select(thr, err, n, rule, prefer[r], uniforms[r])
+        c_out[r] = thr[j]
+        err_out[r] = err[j]
 
 
-def erm_threshold(proj: np.ndarray, y: np.ndarray, weights: np.ndarray, prefer: np.ndarray):
+def erm_threshold(proj: np.ndarray, y: np.ndarray, weights: np.ndarray, prefer: np.ndarray,
+                  tie_rule: str = "midpoint", uniforms: np.ndarray | None = None):
     """Threshold minimising the weighted training error of "predict 1 iff proj > c".
 
     Parameters
@@ -111,8 +192,11 @@ def erm_threshold(proj: np.ndarray, y: np.ndarray, weights: np.ndarray, prefer: 
     weights : ndarray, shape (..., N)
         Point weights; points with weight 0 are not part of the training set.
     prefer : ndarray, shape (...)
-        Tie-break target: among minimisers with a finite threshold, the one closest to it
-        wins; the infinite thresholds (constant rules) win only when strictly better.
+        Fisher's midpoint, the target of ``tie_rule="midpoint"`` (ignored by the other rules).
+    tie_rule : {"midpoint", "first", "last", "random"}
+        Which minimiser is taken (module docstring).
+    uniforms : ndarray, shape (...), optional
+        One U[0, 1) per fit, required by ``tie_rule="random"`` (ignored otherwise).
 
     Returns
     -------
@@ -123,15 +207,31 @@ def erm_threshold(proj: np.ndarray, y: np.ndarray, weights: np.ndarray, prefer: 
     """
     shape = proj.shape[:-1]
     N = proj.shape[-1]
+    u = _check_tie_rule(tie_rule, uniforms, shape)
     flat = lambda a, dt: np.ascontiguousarray(np.broadcast_to(a, shape + (N,)).reshape(-1, N), dtype=dt)
     c = np.empty(int(np.prod(shape)))
     err = np.empty_like(c)
     _erm_kernel(flat(proj, np.float64), flat(y, np.int64), flat(weights, np.float64),
-                np.ascontiguousarray(np.broadcast_to(prefer, shape).reshape(-1), dtype=np.float64), c, err)
+                np.ascontiguousarray(np.broadcast_to(prefer, shape).reshape(-1), dtype=np.float64),
+                TIE_RULES[tie_rule], u, c, err)
     return c.reshape(shape), err.reshape(shape)
 
 
-def fisher_fit(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> LinearRules:
+def tie_uniforms(rng: np.random.Generator, n_fits: int, tie_rule: str) -> np.ndarray | None:
+    """The uniforms of one replicate's fits for ``tie_rule="random"`` (None for the other rules).
+
+    Draw order: the caller draws them from the replicate's own generator after everything else
+    it draws for that replicate (sample, folds, bootstrap counts), one ``rng.random(n_fits)``
+    call in the order of its fits; the other rules draw nothing, so their random streams are
+    unchanged. Per-replicate draws make the results independent of how replicates are batched.
+    """
+    if tie_rule not in TIE_RULES:
+        raise ValueError(f"tie_rule={tie_rule!r}: use one of {tuple(TIE_RULES)}.")
+    return rng.random(n_fits) if tie_rule == "random" else None
+
+
+def fisher_fit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, tie_rule: str = "midpoint",
+               uniforms: np.ndarray | None = None) -> LinearRules:
     """Fit Fisher's discriminant with an ERM threshold for every weight vector.
 
     Parameters
@@ -141,6 +241,11 @@ def fisher_fit(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> LinearRules
     y : ndarray of {0, 1}, shape (B, N)
     weights : ndarray, shape (B, F, N)
         F fits per sample; ``weights[b, f, i]`` is the weight of point i in fit f of sample b.
+    tie_rule : {"midpoint", "first", "last", "random"}
+        Which of several thresholds with the smallest training error is taken (module docstring).
+    uniforms : ndarray, shape (B, F), optional
+        ``uniforms[b, f]`` in [0, 1) picks the minimiser of fit f of sample b under
+        ``tie_rule="random"`` (see :func:`tie_uniforms`); ignored by the other rules.
 
     Returns
     -------
@@ -166,15 +271,14 @@ def fisher_fit(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> LinearRules
     w = _direction(S1 + S0, d)
     proj = np.einsum("bfp,bnp->bfn", w, X)
     prefer = np.einsum("bfp,bfp->bf", w, (m1 + m0) / 2)
-    c, _ = erm_threshold(proj, np.broadcast_to(y[:, None, :], proj.shape), W, prefer)
+    # w = 0 (equal class means) needs no special case: all projections are 0, the candidates
+    # are the two constant rules and the tie rule breaks a tie between the class weights
+    c, _ = erm_threshold(proj, np.broadcast_to(y[:, None, :], proj.shape), W, prefer, tie_rule, uniforms)
     # one class only: constant rule (w = 0; c = -inf predicts 1 everywhere, +inf predicts 0)
     only1, only0 = (n0 == 0) & (n1 > 0), (n1 == 0)
     constant = only1 | only0
     w = np.where(constant[..., None], 0.0, w)
     c = np.where(only1, -np.inf, np.where(only0, np.inf, c))
-    # identical class means: no direction; predict the heavier class everywhere
-    flat = ~constant & np.all(w == 0, axis=-1)
-    c = np.where(flat, np.where(n1 >= n0, -np.inf, np.inf), c)
     return LinearRules(w=w, c=c)
 
 
