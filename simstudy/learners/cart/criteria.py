@@ -1,9 +1,9 @@
-"""Split criteria and stopping rules of scikit-learn's CART, evaluated on a node's class counts.
+"""What a node's class counts decide: its class, its impurity, the proxy of a split, leaf or not.
 
-Gini impurity 1 - sum_c p_c^2 and entropy -sum_c p_c log2 p_c; the split proxy that
-scikit-learn maximises, sum_c n_{c,L}^2 / n_L + sum_c n_{c,R}^2 / n_R for Gini (eq. 9.13 of
+scikit-learn's rules: Gini impurity 1 - sum_c p_c^2 or entropy -sum_c p_c log2 p_c; the split
+proxy it maximises, sum_c n_{c,L}^2 / n_L + sum_c n_{c,R}^2 / n_R for Gini (eq. 9.13 of
 Breiman et al.) and -n_L H_L - n_R H_R for entropy; the threshold between two consecutive
-values; and the rule that makes a node a leaf.
+values; the stopping rules; and the majority class, the lowest class index on ties.
 """
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ _EPSILON = np.finfo(np.float64).eps
 _GINI, _ENTROPY = 0, 1
 
 
-@numba.njit(cache=True)
+@numba.njit(inline="always", cache=True)
 def _impurity(counts, n, criterion):
+    """Impurity of a node with class counts ``counts`` and ``n`` samples: Gini 1 - sum_c p_c^2,
+    entropy -sum_c p_c log2 p_c."""
     if n <= 0:
         return 0.0
     out = 0.0
@@ -36,6 +38,9 @@ def _impurity(counts, n, criterion):
 
 @numba.njit(cache=True)
 def _proxy(left, n_left, right, n_right, criterion):
+    """scikit-learn's proxy of a split's impurity improvement (larger is better) from the
+    children's class counts: Gini sum_c l_c^2 / n_L + sum_c r_c^2 / n_R, entropy
+    -n_R H_R - n_L H_L."""
     if criterion == _GINI and left.shape[0] == 2:
         return (left[0] * left[0] + left[1] * left[1]) / n_left + (right[0] * right[0] + right[1] * right[1]) / n_right
     if criterion == _GINI:
@@ -62,7 +67,7 @@ def _split_proxy(low_value, high_value, left_counts, node_counts, right_counts, 
     return _proxy(left_counts, n_left, right_counts, n_right, criterion)
 
 
-@numba.njit(cache=True)
+@numba.njit(inline="always", cache=True)
 def _threshold(low_value, high_value):
     """scikit-learn's threshold: the midpoint, or the lower value if the midpoint rounds up."""
     thr = low_value / 2.0 + high_value / 2.0
@@ -71,9 +76,29 @@ def _threshold(low_value, high_value):
     return thr
 
 
-@numba.njit(cache=True)
-def _child_may_split(counts, m_child, depth, criterion, max_depth, min_split, min_leaf):
-    """Whether a child with class counts ``counts`` can be split further (is not a leaf)."""
-    if m_child < min_split or m_child < 2 * min_leaf or (max_depth >= 0 and depth >= max_depth):
+@numba.njit(inline="always", cache=True)
+def _may_split(counts, m, depth, rules):
+    """Whether a node of ``m`` samples with class counts ``counts`` at ``depth`` may be split:
+    it has at least ``min_split`` and ``2 min_leaf`` samples, lies above ``max_depth`` (-1: no
+    limit) and has impurity above machine epsilon. ``rules``: the grow kernel's rules tuple."""
+    if m < rules.min_split or m < 2 * rules.min_leaf or (rules.max_depth >= 0 and depth >= rules.max_depth):
         return False
-    return _impurity(counts, m_child, criterion) > _EPSILON
+    return _impurity(counts, m, rules.criterion) > _EPSILON
+
+
+@numba.njit(inline="always", cache=True)
+def _count_classes(y, samples, start, end, counts):
+    """counts[c] = number of rows ``samples[start:end]`` of class c (labels ``y`` encoded 0..C-1)."""
+    counts[:] = 0.0
+    for i in range(start, end):
+        counts[y[samples[i]]] += 1.0
+
+
+@numba.njit(inline="always", cache=True)
+def _majority(counts):
+    """The class with the most samples, the lowest index on ties (as ``argmax``)."""
+    best = 0
+    for c in range(1, counts.shape[0]):
+        if counts[c] > counts[best]:
+            best = c
+    return best

@@ -1,10 +1,44 @@
-"""The best split of one feature at a node, from its class counts per rank."""
+"""The per-feature split scans of the grow kernel, and its per-node feature order.
+
+The grow loop (:func:`simstudy.learners.cart.grow._grow`) finds a node's best split feature
+by feature, each by the cheapest exact scan, all with the same candidates, proxy and tie rule
+(the first strictly larger proxy wins; thresholds in increasing order, features in a random
+order drawn for every node by :func:`_shuffle`):
+
+- the node has a pool histogram (:mod:`simstudy.learners.cart.pool`): scan its bins
+  (:func:`_best_split_in_bins`), for two-class Gini all features at once
+  (:func:`_gini2_scan_all_features`, SIMD);
+- a small node (fewer samples than an eighth of the feature's distinct values, or at most
+  ``_POOL_MIN_SAMPLES``): sort its ranks, O(m log m);
+- otherwise: class counts per rank from one pass over its samples, then a bin scan,
+  O(m + number of distinct values).
+"""
 from __future__ import annotations
 
 import numba
 import numpy as np
 
 from simstudy.learners.cart.criteria import _split_proxy
+from simstudy.learners.cart.pool import _max_values
+
+
+@numba.njit(inline="always", cache=True)
+def _new_scratch(sample, m):
+    """Work arrays for growing a tree on ``m`` rows of ``sample`` (p features, C classes, J
+    distinct values at most per feature), allocated once per tree:
+
+    features (p,) the feature order, shuffled at every node; node_counts, left_counts,
+    right_counts (C,) class counts of the node and of the two sides of a candidate split;
+    ybuf, order, idx, tmp, sorted_y (m,) the node's labels, and one feature's ranks sorted, their
+    positions, unsorted, their labels; hist (C, J, 1) class counts per rank of one feature (zero
+    between uses); cum0, cum1, feat_proxy, feat_rank (p,) the all-feature scan's running counts
+    and best split per feature.
+    """
+    p, n_classes = sample.ranks.shape[0], sample.n_classes
+    return (np.arange(p), np.zeros(n_classes), np.zeros(n_classes), np.zeros(n_classes),
+            np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64),
+            np.empty(m, np.int64), np.zeros((n_classes, _max_values(sample.n_values), 1)),
+            np.empty(p), np.empty(p), np.empty(p), np.empty(p, np.int64))
 
 
 @numba.njit(cache=True)
@@ -78,3 +112,16 @@ def _gini2_scan_all_features(counts, n0, n1, m, min_leaf, n_bins, cum0, cum1, be
             better = (h0 + h1 > 0.0) & (nl >= lim) & (nr >= lim) & (proxy > best_proxy[f])
             best_proxy[f] = proxy if better else best_proxy[f]
             best_rank[f] = r if better else best_rank[f]
+
+
+@numba.njit(inline="always", cache=True)
+def _shuffle(features):
+    """Fisher-Yates: a uniformly random feature order (numba's generator, seeded per tree), as
+    scikit-learn visits features in a random order at every node.
+
+    Called from the grow loop itself, not from another inlined helper: numba cannot prune the
+    reference counting of the arrays a helper receives when a call it does not inline (here its C
+    random generator) lies within their lifetime, and would pay it at every node."""
+    for a in range(features.shape[0] - 1, 0, -1):
+        b = np.random.randint(0, a + 1)
+        features[a], features[b] = features[b], features[a]
