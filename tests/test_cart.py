@@ -128,7 +128,8 @@ def _fold_by_fold(X, y, labels, K, seeds, **params):
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])
 def test_one_call_cross_validation_equals_fold_by_fold_fits(kind, criterion):
     """cross_validate_cart grows fold k's tree exactly as fit_cart on the rows outside fold k
-    (same seed): identical node arrays and identical per-row losses."""
+    (same seed): identical node arrays, and its held-out predictions are those trees' (in the
+    label space of y)."""
     from simstudy.learners.cart import RankedFeatures, cross_validate_cart
 
     rng = np.random.default_rng(7)
@@ -146,13 +147,16 @@ def test_one_call_cross_validation_equals_fold_by_fold_fits(kind, criterion):
     ranked = RankedFeatures.from_array(X)
     if kind == "near-duplicates":
         assert ranked.close[3] and not ranked.close[0]
-    cv = cross_validate_cart(ranked, y, labels, K, seeds, criterion=criterion)
+    names = np.array(["a", "b", "c"])  # same class order as y: predictions come back as these labels
+    labels_y = names[y]
+    cv = cross_validate_cart(ranked, labels_y, labels, K, seeds, criterion=criterion)
     losses, trees = _fold_by_fold(ranked, y, labels, K, seeds, criterion=criterion)
-    np.testing.assert_array_equal(cv.losses, losses)
+    assert cv.predictions.dtype == labels_y.dtype
+    np.testing.assert_array_equal(cv.predictions != labels_y, losses)
     for ours, ref in zip(cv.models, trees):
         for name in ("feature", "threshold", "left", "right"):
             np.testing.assert_array_equal(getattr(ours, name), getattr(ref, name))
-        np.testing.assert_array_equal(predict_cart(ours, X), predict_cart(ref, X))
+        np.testing.assert_array_equal(predict_cart(ours, X), names[predict_cart(ref, X)])
     assert cross_validate_cart(ranked, y, labels, K, seeds, criterion=criterion, keep_models=False).models is None
     with pytest.raises(ValueError, match="seeds"):
         cross_validate_cart(ranked, y, labels, K, seeds[:3])

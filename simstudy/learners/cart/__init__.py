@@ -31,18 +31,30 @@ of simulation studies:
   such as Letter's) both pick uniformly random feature orders but from different random
   streams, so individual trees can differ while their distribution is the same (tested).
 - Prediction: the majority class of the leaf, the lowest class index on ties (as ``argmax``).
+
+Modules: ``criteria`` (what a node's class counts decide), ``ranking`` (features ranked once per
+sample), ``splits`` (per-feature split scans), ``pool`` (histogram pool), ``grow`` (the grow
+kernel, :func:`fit_cart`), ``crossval`` (:func:`cross_validate_cart`), ``tree`` (the fitted tree,
+prediction), ``bitsets`` (exact errors on a population), ``params`` (which scikit-learn settings
+are reproduced), ``adapter`` (:class:`CartLearner`, :func:`warm_up`).
+
+numba's on-disk cache of a kernel is invalidated only by changes to the kernel's own file, not
+to helpers it inlines from other modules: after editing one of these modules, delete
+``simstudy/learners/cart/__pycache__`` before measuring or testing.
 """
 from __future__ import annotations
 
 from simstudy.learners.cart.adapter import CartLearner, warm_up
 from simstudy.learners.cart.bitsets import PopulationBitsets, population_errors
-from simstudy.learners.cart.criteria import _GINI  # noqa: F401  (tests)
-from simstudy.learners.cart.crossval import cross_validate_cart
+from simstudy.learners.cart.crossval import CartFolds, cross_validate_cart
 from simstudy.learners.cart.grow import fit_cart
 from simstudy.learners.cart.params import supported_tree_params
 from simstudy.learners.cart.ranking import RankedFeatures
-from simstudy.learners.cart.splits import _best_split_in_bins, _gini2_scan_all_features  # noqa: F401  (tests)
 from simstudy.learners.cart.tree import CartTree, predict_cart
 
-__all__ = ["CartTree", "CartLearner", "PopulationBitsets", "RankedFeatures", "cross_validate_cart", "fit_cart",
-           "population_errors", "predict_cart", "supported_tree_params", "warm_up"]
+# kernels the tests call directly
+from simstudy.learners.cart.criteria import _GINI  # noqa: F401
+from simstudy.learners.cart.splits import _best_split_in_bins, _gini2_scan_all_features  # noqa: F401
+
+__all__ = ["CartFolds", "CartTree", "CartLearner", "PopulationBitsets", "RankedFeatures", "cross_validate_cart",
+           "fit_cart", "population_errors", "predict_cart", "supported_tree_params", "warm_up"]

@@ -71,8 +71,9 @@ class CartLearner:
         """K-fold CV in one compiled call; the same trees, seeds and losses as :meth:`fit` and
         :meth:`predict` fold by fold (one seed drawn from ``rng`` per fold, in fold order)."""
         seeds = [self._seed(rng) for _ in range(K)]
-        return cross_validate_cart(X, y, labels, K, seeds, self.criterion, self.max_depth, self.min_samples_split,
-                                   self.min_samples_leaf, keep_models)
+        folds = cross_validate_cart(X, y, labels, K, seeds, self.criterion, self.max_depth, self.min_samples_split,
+                                    self.min_samples_leaf, keep_models)
+        return CrossValidation((folds.predictions != y).astype(float), folds.models)
 
     def predict(self, model: CartTree, X: np.ndarray) -> np.ndarray:
         return predict_cart(model, X)

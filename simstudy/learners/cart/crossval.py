@@ -1,13 +1,31 @@
 """K-fold cross-validation of the tree in one compiled call."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 
 from simstudy.learners.cart.grow import _empty_nodes, _grow, _kernel_inputs, _seed, _trim
 from simstudy.learners.cart.pool import _new_pool
 from simstudy.learners.cart.tree import CartTree, _leaf_of
-from simstudy.learners.crossval import CrossValidation
+
+
+@dataclass(frozen=True)
+class CartFolds:
+    """K-fold CV of the tree on one sample.
+
+    Attributes
+    ----------
+    predictions : ndarray (n,)
+        Each row's label predicted by the tree grown without the row's fold, in the label
+        space of ``y`` (for any loss; the 0-1 loss is ``predictions != y``).
+    models : list of CartTree or None
+        ``models[k]`` was grown without fold k (None when not kept).
+    """
+
+    predictions: np.ndarray
+    models: list[CartTree] | None
 
 
 @numba.njit(inline="always", cache=True)
@@ -57,7 +75,7 @@ def _cross_validate(X, sample, labels, K, seeds, rules):
 
 def cross_validate_cart(X, y: np.ndarray, labels: np.ndarray, K: int, seeds, criterion: str = "gini",
                         max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
-                        keep_models: bool = True) -> CrossValidation:
+                        keep_models: bool = True) -> CartFolds:
     """K-fold CV of the tree in one compiled call (no per-fold Python work).
 
     Fold k's tree is exactly ``fit_cart(X[labels != k], y[labels != k], seeds[k], ...)``.
@@ -72,7 +90,11 @@ def cross_validate_cart(X, y: np.ndarray, labels: np.ndarray, K: int, seeds, cri
     seeds : sequence of K ints
         Seeds of the folds' feature orders.
     keep_models : bool
-        Return the K trees (for exact errors on a population) or only the losses.
+        Return the K trees (for exact errors on a population) or only the predictions.
+
+    Returns
+    -------
+    CartFolds
     """
     ranked, classes, sample, rules = _kernel_inputs(X, y, criterion, max_depth, min_samples_split, min_samples_leaf)
     seeds = np.asarray([_seed(s) for s in seeds], dtype=np.int64)
@@ -83,4 +105,4 @@ def cross_validate_cart(X, y: np.ndarray, labels: np.ndarray, K: int, seeds, cri
     models = None
     if keep_models:
         models = [CartTree(*(a[offsets[k]:offsets[k + 1]] for a in nodes), classes=classes) for k in range(K)]
-    return CrossValidation((predicted != sample.y).astype(float), models)
+    return CartFolds(classes[predicted], models)
