@@ -8,6 +8,7 @@ from scipy import stats
 from sklearn.tree import DecisionTreeClassifier
 
 from simstudy.learners import CartLearner, SklearnLearner, build_learner
+from simstudy.populations import Sample
 from simstudy.learners.cart import fit_cart, predict_cart, supported_tree_params
 
 from conftest import LETTER_FILE
@@ -68,7 +69,7 @@ def test_engine_selection_and_fallback(caplog):
         fallback = build_learner({"name": "tree", "estimator": {"_target_": "sklearn.tree.DecisionTreeClassifier",
                                                                "max_features": "sqrt"}})
     assert isinstance(fallback, SklearnLearner) and "max_features='sqrt'" in caplog.text
-    with pytest.raises(ValueError, match="learner.engine=numba: no fast kernel"):
+    with pytest.raises(ValueError, match="learner.engine='numba' is invalid: no fast kernel"):
         build_learner({"name": "t", "engine": "numba", "estimator": {"_target_": "sklearn.tree.DecisionTreeClassifier",
                                                                     "splitter": "random"}})
     assert not supported_tree_params(DecisionTreeClassifier(class_weight="balanced"))[0]
@@ -80,8 +81,9 @@ def test_random_state_is_respected():
     X = rng.integers(0, 3, (60, 4)).astype(np.float32)   # many tied candidates
     y = rng.integers(0, 2, 60)
     fixed = CartLearner(DecisionTreeClassifier(random_state=5))
-    a = fixed.fit(X, y, np.random.default_rng(1))
-    b = fixed.fit(X, y, np.random.default_rng(2))
+    state = fixed.start(Sample(X, y))
+    a = fixed.fit(state, np.arange(60), np.random.default_rng(1))
+    b = fixed.fit(state, np.arange(60), np.random.default_rng(2))
     np.testing.assert_array_equal(a.feature, b.feature)
 
 
@@ -93,7 +95,9 @@ def test_statistically_indistinguishable_on_letter(n, R):
     errors of the two engines must not differ systematically, and rho must agree."""
     from simstudy.populations import build_population
     from simstudy.runner import run_chunks
-    from simstudy.studies.cv_variance import CVVarianceWorker, aggregate, make_conditions
+    from simstudy.losses import zero_one
+    from simstudy.studies.cv_variance.aggregate import aggregate
+    from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(LETTER_FILE),
                             "positive": list("ABCDEFGHIJKLM")})
@@ -101,7 +105,7 @@ def test_statistically_indistinguishable_on_letter(n, R):
     out = {}
     for name, learner in (("numba", CartLearner(DecisionTreeClassifier())),
                           ("sklearn", SklearnLearner(DecisionTreeClassifier()))):
-        worker = CVVarianceWorker(pop, learner, conds, seed=77, truth=False)
+        worker = CVVarianceWorker(pop, learner, zero_one, conds, seed=77, truth=False)
         out[name] = run_chunks(worker, [R], chunk_size=100, n_jobs=2, progress=False).records
     a, b = out["numba"]["mu_hat"].to_numpy(), out["sklearn"]["mu_hat"].to_numpy()
     assert stats.ttest_rel(a, b).pvalue > 1e-3                 # paired: same samples and folds
@@ -128,7 +132,8 @@ def _fold_by_fold(X, y, labels, K, seeds, **params):
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])
 def test_one_call_cross_validation_equals_fold_by_fold_fits(kind, criterion):
     """cross_validate_cart grows fold k's tree exactly as fit_cart on the rows outside fold k
-    (same seed): identical node arrays and identical per-row losses."""
+    (same seed): identical node arrays, and its held-out predictions are those trees' (in the
+    label space of y)."""
     from simstudy.learners.cart import RankedFeatures, cross_validate_cart
 
     rng = np.random.default_rng(7)
@@ -146,13 +151,16 @@ def test_one_call_cross_validation_equals_fold_by_fold_fits(kind, criterion):
     ranked = RankedFeatures.from_array(X)
     if kind == "near-duplicates":
         assert ranked.close[3] and not ranked.close[0]
-    cv = cross_validate_cart(ranked, y, labels, K, seeds, criterion=criterion)
+    names = np.array(["a", "b", "c"])  # same class order as y: predictions come back as these labels
+    labels_y = names[y]
+    cv = cross_validate_cart(ranked, labels_y, labels, K, seeds, criterion=criterion)
     losses, trees = _fold_by_fold(ranked, y, labels, K, seeds, criterion=criterion)
-    np.testing.assert_array_equal(cv.losses, losses)
+    assert cv.predictions.dtype == labels_y.dtype
+    np.testing.assert_array_equal(cv.predictions != labels_y, losses)
     for ours, ref in zip(cv.models, trees):
         for name in ("feature", "threshold", "left", "right"):
             np.testing.assert_array_equal(getattr(ours, name), getattr(ref, name))
-        np.testing.assert_array_equal(predict_cart(ours, X), predict_cart(ref, X))
+        np.testing.assert_array_equal(predict_cart(ours, X), names[predict_cart(ref, X)])
     assert cross_validate_cart(ranked, y, labels, K, seeds, criterion=criterion, keep_models=False).models is None
     with pytest.raises(ValueError, match="seeds"):
         cross_validate_cart(ranked, y, labels, K, seeds[:3])
@@ -191,7 +199,8 @@ def test_study_records_do_not_depend_on_the_one_call_kernel():
     whether the tree's one-call CV kernel or the generic fold loop of fit/predict is used."""
     from simstudy.populations.tabular import TabularPopulation
     from simstudy.runner import Chunk
-    from simstudy.studies.cv_variance import CVVarianceWorker, make_conditions
+    from simstudy.losses import zero_one
+    from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     class FoldLoopOnly:  # the same learner without its cross_validate method
         def __init__(self, learner):
@@ -210,8 +219,8 @@ def test_study_records_do_not_depend_on_the_one_call_kernel():
     conds = make_conditions([20, 100], 10, pop)
     tree = CartLearner(DecisionTreeClassifier())
     for truth in (False, True):
-        fast = CVVarianceWorker(pop, tree, conds, seed=5, truth=truth)
-        loop = CVVarianceWorker(pop, FoldLoopOnly(tree), conds, seed=5, truth=truth)
+        fast = CVVarianceWorker(pop, tree, zero_one, conds, seed=5, truth=truth)
+        loop = CVVarianceWorker(pop, FoldLoopOnly(tree), zero_one, conds, seed=5, truth=truth)
         for c in range(2):
             a, b = fast(Chunk(c, 0, 20)), loop(Chunk(c, 0, 20))
             assert (a["error"] == "").all()

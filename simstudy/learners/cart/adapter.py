@@ -1,0 +1,107 @@
+"""The numba CART as a simstudy learner, and the warm-up that loads its kernels."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simstudy.learners.cart.bitsets import population_errors
+from simstudy.learners.cart.crossval import cross_validate_cart
+from simstudy.learners.cart.grow import fit_cart
+from simstudy.learners.cart.params import supported_tree_params
+from simstudy.learners.cart.ranking import RankedFeatures
+from simstudy.learners.cart.tree import CartTree, predict_cart
+from simstudy.learners.base import Folds
+
+
+class CartLearner:
+    """The numba tree behind the learner protocol (:mod:`simstudy.learners.base`).
+
+    Parameters
+    ----------
+    estimator : DecisionTreeClassifier
+        Its parameters are reproduced (see :func:`supported_tree_params`); its ``random_state``
+        seeds the feature orders when set, otherwise each fit draws a seed from the replicate's
+        generator.
+    """
+
+    dtype = np.float32
+
+    def __init__(self, estimator, name: str = "tree"):
+        ok, why = supported_tree_params(estimator)
+        if not ok:
+            raise ValueError(f"the numba tree cannot reproduce this estimator: {why}")
+        params = estimator.get_params(deep=False)
+        self.name = name
+        self.template = estimator
+        self.criterion = params["criterion"]
+        self.max_depth = params["max_depth"]
+        self.min_samples_split = int(params["min_samples_split"])
+        self.min_samples_leaf = int(params["min_samples_leaf"])
+        self.random_state = params["random_state"]
+        self.params = {k: repr(v) for k, v in params.items()}
+        self.fast_path = True
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "estimator": "DecisionTreeClassifier", "engine": "simstudy numba CART",
+                "params": dict(self.params)}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # workers get the parameters, not the scikit-learn estimator (no scikit-learn import there)
+        return {k: v for k, v in self.__dict__.items() if k != "template"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, template=None)
+
+    task = "classification"
+
+    def start(self, sample) -> "CartState":
+        """Rank the sample's features once; fits are row subsets of the result."""
+        return CartState(RankedFeatures.from_array(sample.X), np.asarray(sample.y))
+
+    def _seed(self, rng: np.random.Generator) -> int:
+        if isinstance(self.random_state, (int, np.integer)):
+            return int(self.random_state)
+        return int(rng.integers(0, 2**31 - 1))
+
+    def fit(self, state: "CartState", rows: np.ndarray, rng: np.random.Generator) -> CartTree:
+        """The tree grown on the sample's rows ``rows`` (one seed drawn from ``rng``)."""
+        return fit_cart(state.ranked[rows], state.y[rows], self._seed(rng), self.criterion, self.max_depth,
+                        self.min_samples_split, self.min_samples_leaf)
+
+    def predict(self, state: "CartState", model: CartTree, rows: np.ndarray) -> np.ndarray:
+        return predict_cart(model, state.ranked.X[rows])
+
+    def predict_features(self, model: CartTree, X: np.ndarray) -> np.ndarray:
+        """Predicted labels of features X (cast to float32, the dtype the tree was grown on)."""
+        return predict_cart(model, X)
+
+    def cross_validate(self, state: "CartState", labels: np.ndarray, K: int, rng: np.random.Generator,
+                       keep_models: bool = True) -> Folds:
+        """K-fold CV in one compiled call; the same trees, seeds and predictions as :meth:`fit` and
+        :meth:`predict` fold by fold (one seed drawn from ``rng`` per fold, in fold order)."""
+        seeds = [self._seed(rng) for _ in range(K)]
+        folds = cross_validate_cart(state.ranked, state.y, labels, K, seeds, self.criterion, self.max_depth,
+                                    self.min_samples_split, self.min_samples_leaf, keep_models)
+        return Folds(folds.predictions, folds.models)
+
+    def population_errors(self, models: list[CartTree], population) -> np.ndarray:
+        """Exact error rates of fitted trees on a finite population, in one pass (row bitsets)."""
+        return population_errors(models, population.features(np.float32), population.y)
+
+
+@dataclass(frozen=True)
+class CartState:
+    """A sample prepared for the tree: its ranked features and labels."""
+
+    ranked: RankedFeatures
+    y: np.ndarray
+
+
+def warm_up() -> None:
+    """Run the kernels once on tiny data (a fresh process then has them loaded from numba's cache)."""
+    X = (np.arange(40, dtype=np.float32) % 3).reshape(20, 2)
+    y = np.arange(20) % 2
+    cv = cross_validate_cart(X, y, np.arange(20) % 2, 2, [0, 1])
+    population_errors(cv.models, X, y)

@@ -1,0 +1,300 @@
+"""Growing one tree: the depth-first grow kernel and :func:`fit_cart`.
+
+A node is a range ``samples[start:end]`` of the training rows. Popped from a stack, it gets its
+majority class and, unless a stopping rule makes it a leaf (:func:`criteria._may_split`) or no
+split is valid, its best split (the scans of :mod:`~simstudy.learners.cart.splits`) partitions
+the range in place into its two children, numbered consecutively (``right = left + 1``) and
+pushed right then left: depth first, left first. A node with a pool histogram hands slots on to
+its children (:func:`pool._child_slots`).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from simstudy.learners.cart.criteria import (_ENTROPY, _GINI, _count_classes, _majority, _may_split, _split_proxy,
+                                             _threshold)
+from simstudy.learners.cart.pool import (_POOL_MIN_SAMPLES, _child_slots, _new_free_list, _new_pool,
+                                         _release, _root_slot)
+from simstudy.learners.cart.ranking import RankedFeatures
+from simstudy.learners.cart.splits import _best_split_in_bins, _gini2_scan_all_features, _new_scratch, _shuffle
+from simstudy.learners.cart.tree import CartTree
+
+
+class _Sample(NamedTuple):
+    """A ranked sample as the kernels read it (see :class:`RankedFeatures`)."""
+
+    ranks: np.ndarray     # (p, n) int32, rank of each row's value among the feature's distinct values
+    values: np.ndarray    # (p, J) float64, the distinct values per feature, ascending
+    n_values: np.ndarray  # (p,) int64
+    close: np.ndarray     # (p,) bool, two distinct values within 1e-7
+    y: np.ndarray         # (n,) int64, the labels encoded 0..n_classes-1
+    n_classes: int
+
+
+class _Rules(NamedTuple):
+    """The split criterion (``_GINI`` or ``_ENTROPY``) and scikit-learn's stopping rules."""
+
+    criterion: int
+    max_depth: int  # -1: no limit
+    min_split: int
+    min_leaf: int
+
+
+class _Nodes(NamedTuple):
+    """A tree's node arrays; a leaf has feature = left = right = -1 and threshold 0."""
+
+    feature: np.ndarray     # int64
+    threshold: np.ndarray   # float64, x <= threshold goes left
+    left: np.ndarray        # int64, the left child (the right one is left + 1)
+    right: np.ndarray       # int64
+    leaf_class: np.ndarray  # int64, the node's majority class (encoded)
+
+
+class _Stack(NamedTuple):
+    """The nodes still to grow: rows ``samples[start:end]``, depth, node id and pool slot."""
+
+    start: np.ndarray
+    end: np.ndarray
+    depth: np.ndarray
+    node: np.ndarray
+    slot: np.ndarray
+
+
+@numba.njit(inline="always", cache=True)
+def _empty_nodes(cap):
+    """Room for ``cap`` nodes, uninitialised."""
+    return _Nodes(np.empty(cap, np.int64), np.empty(cap), np.empty(cap, np.int64), np.empty(cap, np.int64),
+                  np.empty(cap, np.int64))
+
+
+@numba.njit(inline="always", cache=True)
+def _new_nodes(cap):
+    """Room for ``cap`` nodes, each a leaf until it is split (every node's class is set)."""
+    nodes = _empty_nodes(cap)
+    nodes.feature[:] = -1
+    nodes.threshold[:] = 0.0
+    nodes.left[:] = -1
+    nodes.right[:] = -1
+    return nodes
+
+
+@numba.njit(inline="always", cache=True)
+def _trim(nodes, count):
+    """The first ``count`` nodes."""
+    return _Nodes(nodes.feature[:count], nodes.threshold[:count], nodes.left[:count], nodes.right[:count],
+                  nodes.leaf_class[:count])
+
+
+@numba.njit(inline="always", cache=True)
+def _new_stack(cap):
+    """Room for ``cap`` nodes to grow."""
+    return _Stack(np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
+                  np.empty(cap, np.int64))
+
+
+@numba.njit(inline="always", cache=True)
+def _push(stack, top, start, end, depth, node, slot):
+    """Push a node on the stack; returns the new top."""
+    stack.start[top], stack.end[top], stack.depth[top], stack.node[top] = start, end, depth, node
+    stack.slot[top] = slot
+    return top + 1
+
+
+@numba.njit(inline="always", cache=True)
+def _partition(frow, samples, start, end, rank, next_rank):
+    """Reorder ``samples[start:end]`` so that the rows with ``frow[row] <= rank`` come first.
+
+    Returns (mid, next): the left child is ``samples[start:mid]``; ``next`` is the smallest
+    rank above ``rank`` present in the node (``next_rank`` if none is smaller).
+    """
+    i, j = start, end - 1
+    while i <= j:
+        r = frow[samples[i]]
+        if r <= rank:
+            i += 1
+        else:
+            if r < next_rank:
+                next_rank = r
+            samples[i], samples[j] = samples[j], samples[i]
+            j -= 1
+    return i, next_rank
+
+
+@numba.njit(inline="always", cache=True)
+def _split_node(nodes, node, first_child, ranks, values, n_values, samples, start, end, f, rank):
+    """Split ``node`` (rows ``samples[start:end]``) on feature ``f`` after ``rank``: partition its
+    rows and record the split, with the threshold between the value of ``rank`` and the next
+    value present in the node. Returns mid, the end of the left child's rows."""
+    mid, next_rank = _partition(ranks[f], samples, start, end, rank, n_values[f])
+    nodes.feature[node] = f
+    nodes.threshold[node] = _threshold(values[f, rank], values[f, next_rank])
+    nodes.left[node] = first_child
+    nodes.right[node] = first_child + 1
+    return mid
+
+
+@numba.njit(cache=True)
+def _grow(sample, samples, rules, seed, pool):
+    """Grow one tree on the rows ``samples`` of a ranked sample.
+
+    Parameters
+    ----------
+    sample : _Sample
+    samples : ndarray (m,) of int64
+        The training rows; reordered in place.
+    rules : _Rules
+    seed : int
+        Seeds the random feature order of every node.
+    pool : ndarray
+        Histogram pool from :func:`pool._new_pool` (reused from tree to tree).
+
+    Returns
+    -------
+    _Nodes
+        The node arrays, node 0 the root.
+
+    Notes
+    -----
+    The split search (the loop over features) is written out in the node loop rather than in
+    helpers: an array handed to an inlined numba helper is reference-counted at every call
+    unless numba can prune the counting, which it cannot across calls it does not inline
+    (``_best_split_in_bins``, ``_split_proxy``, ``np.argsort``); per feature of every node that
+    made the one-call CV 25-30% slower. The helpers called here have no such calls.
+    """
+    np.random.seed(seed)
+    ranks, values, n_values, close, y = sample.ranks, sample.values, sample.n_values, sample.close, sample.y
+    min_leaf, criterion = rules.min_leaf, rules.criterion
+    n = samples.shape[0]
+    nodes = _new_nodes(2 * n + 1)
+    stack = _new_stack(2 * n + 1)
+    (features, node_counts, left_counts, right_counts, ybuf, order_buf, idx_buf, tmp_buf, sorted_y, hist, cum0, cum1,
+     feat_proxy, feat_rank) = _new_scratch(sample, n)
+    two_class_gini = sample.n_classes == 2 and criterion == _GINI
+    free, n_free = _new_free_list(pool)
+    root_slot, n_free = _root_slot(pool, free, n_free, ranks, y, samples)
+    top = _push(stack, 0, 0, n, 0, 0, root_slot)
+    node_count = 1
+    while top > 0:
+        top -= 1
+        start, end, depth, node, slot = stack.start[top], stack.end[top], stack.depth[top], stack.node[top], \
+            stack.slot[top]
+        m = end - start
+        if slot >= 0 and m <= _POOL_MIN_SAMPLES:  # small node: scanning every bin costs more than its samples
+            n_free = _release(free, n_free, slot)
+            slot = -1
+        _count_classes(y, samples, start, end, node_counts)
+        nodes.leaf_class[node] = _majority(node_counts)
+        if not _may_split(node_counts, m, depth, rules):
+            n_free = _release(free, n_free, slot)
+            continue
+        for i in range(m):  # the node's labels, gathered once for all features
+            ybuf[i] = y[samples[start + i]]
+        _shuffle(features)
+        all_at_once = slot >= 0 and two_class_gini
+        if all_at_once:
+            _gini2_scan_all_features(pool[slot], node_counts[0], node_counts[1], m, min_leaf, pool.shape[2], cum0,
+                                     cum1, feat_proxy, feat_rank)
+        best_proxy, best_feature, best_rank = -np.inf, -1, -1  # split: rank <= best_rank goes left
+        for f in features:  # each feature by the cheapest exact scan (see splits); the first best wins
+            nv = n_values[f]
+            if all_at_once and not close[f]:  # found by the all-feature scan
+                proxy, rank = feat_proxy[f], feat_rank[f]
+            elif slot >= 0:  # class counts per rank from the pool: scan bins only
+                proxy, rank = _best_split_in_bins(pool[slot], f, 0, nv - 1, values[f], node_counts, m, min_leaf,
+                                                  criterion, left_counts, right_counts, False)
+            elif m * 8 < nv or m <= _POOL_MIN_SAMPLES:  # small node: sort its ranks, scan between values
+                frow = ranks[f]
+                if m <= _POOL_MIN_SAMPLES:  # stable insertion sort of (rank, position)
+                    for i in range(m):
+                        r = frow[samples[start + i]]
+                        j = i
+                        while j > 0 and order_buf[j - 1] > r:
+                            order_buf[j] = order_buf[j - 1]
+                            idx_buf[j] = idx_buf[j - 1]
+                            j -= 1
+                        order_buf[j] = r
+                        idx_buf[j] = i
+                    for i in range(m):
+                        sorted_y[i] = ybuf[idx_buf[i]]
+                else:
+                    for i in range(m):
+                        tmp_buf[i] = frow[samples[start + i]]
+                    idx = np.argsort(tmp_buf[:m], kind="mergesort")
+                    for i in range(m):
+                        order_buf[i] = tmp_buf[idx[i]]
+                        sorted_y[i] = ybuf[idx[i]]
+                proxy, rank = -np.inf, -1
+                left_counts[:] = 0.0
+                n_left = 0
+                for j in range(m - 1):  # a candidate between each two consecutive distinct ranks
+                    left_counts[sorted_y[j]] += 1.0
+                    n_left += 1
+                    r0 = order_buf[j]
+                    r1 = order_buf[j + 1]
+                    if r1 == r0:
+                        continue
+                    cand = _split_proxy(values[f, r0], values[f, r1], left_counts, node_counts, right_counts, n_left,
+                                        m, min_leaf, criterion)
+                    if cand > proxy:
+                        proxy, rank = cand, r0
+            else:  # class counts per rank gathered from the node's samples, then a bin scan
+                lo = nv
+                hi = -1
+                frow = ranks[f]
+                for i in range(m):
+                    r = frow[samples[start + i]]
+                    hist[ybuf[i], r, 0] += 1.0
+                    lo = min(lo, r)
+                    hi = max(hi, r)
+                proxy, rank = _best_split_in_bins(hist, 0, lo, hi, values[f], node_counts, m, min_leaf, criterion,
+                                                  left_counts, right_counts, True)
+            if proxy > best_proxy:
+                best_proxy, best_feature, best_rank = proxy, f, rank
+        if best_feature < 0:  # no valid split: a leaf
+            n_free = _release(free, n_free, slot)
+            continue
+        mid = _split_node(nodes, node, node_count, ranks, values, n_values, samples, start, end, best_feature,
+                          best_rank)
+        slot_left, slot_right, n_free = _child_slots(pool, slot, free, n_free, ranks, y, samples, start, mid, end,
+                                                     depth + 1, rules, node_counts, left_counts)
+        top = _push(stack, top, mid, end, depth + 1, node_count + 1, slot_right)  # right then left: depth first,
+        top = _push(stack, top, start, mid, depth + 1, node_count, slot_left)     # left first
+        node_count += 2
+    return _trim(nodes, node_count)
+
+
+def _kernel_inputs(X, y: np.ndarray, criterion: str, max_depth: int | None, min_samples_split: int,
+                   min_samples_leaf: int) -> tuple[RankedFeatures, np.ndarray, _Sample, _Rules]:
+    """The ranked features, the classes (sorted labels) and the kernels' sample and rules."""
+    ranked = X if isinstance(X, RankedFeatures) else RankedFeatures.from_array(X)
+    classes, y_enc = np.unique(y, return_inverse=True)
+    sample = _Sample(ranked.ranks, ranked.values, ranked.n_values, ranked.close, y_enc.astype(np.int64),
+                     len(classes))
+    rules = _Rules(_GINI if criterion == "gini" else _ENTROPY, -1 if max_depth is None else int(max_depth),
+                   int(min_samples_split), int(min_samples_leaf))
+    return ranked, classes, sample, rules
+
+
+def _seed(seed) -> int:
+    """A seed in the range numba's ``np.random.seed`` accepts."""
+    return int(seed) % (2**32 - 1)
+
+
+def fit_cart(X, y: np.ndarray, seed: int, criterion: str = "gini", max_depth: int | None = None,
+             min_samples_split: int = 2, min_samples_leaf: int = 1) -> CartTree:
+    """Grow a tree on features X (n, p) (an array, or :class:`RankedFeatures`) and labels y (n,).
+
+    Parameters
+    ----------
+    seed : int
+        Seeds the random feature order of every node.
+    criterion : {"gini", "entropy", "log_loss"}
+    max_depth, min_samples_split, min_samples_leaf : as in scikit-learn (integers).
+    """
+    ranked, classes, sample, rules = _kernel_inputs(X, y, criterion, max_depth, min_samples_split, min_samples_leaf)
+    pool = _new_pool(sample.n_values, sample.n_classes)
+    nodes = _grow(sample, np.arange(ranked.ranks.shape[1]), rules, _seed(seed), pool)
+    return CartTree(*nodes, classes=classes)

@@ -1,0 +1,25 @@
+"""Which scikit-learn tree settings the numba CART reproduces."""
+from __future__ import annotations
+
+import numpy as np
+
+_DEFAULTS = {"splitter": "best", "max_features": None, "max_leaf_nodes": None, "min_impurity_decrease": 0.0,
+             "class_weight": None, "ccp_alpha": 0.0, "min_weight_fraction_leaf": 0.0, "monotonic_cst": None}
+
+
+def supported_tree_params(estimator) -> tuple[bool, str]:
+    """Whether :class:`CartLearner` reproduces this scikit-learn estimator, and why not."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    if type(estimator) is not DecisionTreeClassifier:
+        return False, f"{type(estimator).__name__} is not sklearn.tree.DecisionTreeClassifier"
+    params = estimator.get_params(deep=False)
+    if params["criterion"] not in ("gini", "entropy", "log_loss"):
+        return False, f"criterion={params['criterion']!r}"
+    for key, default in _DEFAULTS.items():
+        if key in params and params[key] != default:
+            return False, f"{key}={params[key]!r} (only {default!r} is reproduced)"
+    for key in ("min_samples_split", "min_samples_leaf"):
+        if not isinstance(params[key], (int, np.integer)):
+            return False, f"{key}={params[key]!r} (fractions are not reproduced)"
+    return True, ""
