@@ -149,7 +149,7 @@ def test_uniforms_are_checked_and_drawn_only_for_the_random_rule():
 
 def test_replicates_are_the_study_samples_and_uniforms_do_not_depend_on_batching():
     from simstudy.analyses.fisher_replicates import logistic_replicates
-    from simstudy.studies.risk_estimates import _draw, make_conditions
+    from simstudy.studies.nedelko_fisher.worker import draw as _draw, make_conditions
 
     cond = make_conditions([20], [0.2])[0]
     X, y, folds, boot = _draw(cond, LogisticPopulation(0.2), 11, range(3, 9), 5, 4)

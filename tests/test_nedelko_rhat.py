@@ -137,7 +137,7 @@ def test_apply_rhat_clips_and_dispatches_per_sample_size():
 
 
 def test_oracle_variant_matches_the_study_lookup():
-    from simstudy.studies.risk_estimates import apply_rhat as study_apply_rhat
+    from simstudy.studies.nedelko_fisher.aggregate import apply_rhat as study_apply_rhat
 
     table = pd.DataFrame({"sample_size": 4, "errors": range(5), "bias": [0.1, 0.1375, 0.15, 0.16, 0.175]})
     rec = pd.DataFrame({"sample_size": [4, 4, 4], "empirical": [0.25, 1.0, 0.0]})

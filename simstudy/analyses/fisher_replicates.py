@@ -1,7 +1,7 @@
 """The study's replicates of Nedelko's Fisher experiment, with the tie-rule uniforms.
 
 Per replicate r of condition (N, R0) the study's generator ``replicate_rng(seed, key, r)``
-draws, in this order (the order of ``simstudy.studies.risk_estimates._draw``):
+draws, in this order (the order of ``simstudy.studies.nedelko_fisher.worker.draw``):
 
 1. the sample: X (N x 2 standard normals), then the labels (N uniforms);
 2. the K-fold labels (a permutation), when K > 0;

@@ -67,7 +67,7 @@ def fisher_records(N: int, bayes_errors: Sequence[float], replicates: int, seed:
 def oracle_table(N: int, replicates: int = 4000, seed: int = 2013, tie_rule: str = "random",
                  grid: Sequence[float] = RHAT_GRID) -> pd.DataFrame:
     """The study's oracle calibration (``mean_curve`` on the true family), with ``tie_rule``."""
-    from simstudy.studies.risk_estimates import optimism_table  # the study's own table (being moved)
+    from simstudy.studies.nedelko_fisher.aggregate import optimism_table
 
     frames = []
     for r0 in grid:
