@@ -133,6 +133,10 @@ def prepare(study: Any, population: Any = None, learner: Any = None, runner: Any
     if isinstance(study, Study):
         params = {**study.config.as_dict(), **params}
     config = make_config(cls, params)
+    if hasattr(config, "loss"):
+        from simstudy.losses import resolve_loss
+
+        resolve_loss(config.loss)
     options = make_runner(runner, command)
     if options.only_replicate is not None:
         replicates = getattr(config, "replicates", None)

@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from simstudy.errors import ConfigError
+
 __all__ = ["Loss", "check_loss", "resolve_loss", "zero_one", "squared", "absolute", "log_loss"]
 
 #: Tasks a loss applies to.
@@ -110,12 +112,12 @@ def _builtin_names() -> str:
 def _import(path: str, field_name: str):
     module_name, _, attr = path.rpartition(".")
     if not module_name:
-        raise ValueError(f"{field_name}={path!r} is invalid: use a built-in loss ({_builtin_names()}) or the "
+        raise ConfigError(f"{field_name}={path!r} is invalid: use a built-in loss ({_builtin_names()}) or the "
                          "import path of a function, e.g. mypackage.losses.pinball.")
     try:
         return getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
-        raise ValueError(f"{field_name}={path!r} is invalid: cannot import it ({type(exc).__name__}: {exc}); "
+        raise ConfigError(f"{field_name}={path!r} is invalid: cannot import it ({type(exc).__name__}: {exc}); "
                          f"use a built-in loss ({_builtin_names()}) or a function importable from the "
                          "current directory or an installed package.") from None
 
@@ -127,7 +129,7 @@ def _from_callable(function: Callable, field_name: str) -> Loss:
     except (TypeError, ValueError):  # builtins without a signature: assume (y, y_hat)
         params = [None, None]
     if len(params) not in (2, 3):
-        raise ValueError(f"{field_name}: the loss function {getattr(function, '__name__', function)!r} takes "
+        raise ConfigError(f"{field_name}: the loss function {getattr(function, '__name__', function)!r} takes "
                          f"{len(params)} required argument(s); a loss takes (y, y_hat) or (y, y_hat, proba).")
     name = getattr(function, "__name__", type(function).__name__)
     return Loss(name, function, task="any", needs_proba=len(params) == 3)
@@ -163,13 +165,13 @@ def resolve_loss(spec: Any, field_name: str = "study.loss") -> Loss:
         spec = dict(spec)
         target = spec.pop("_target_", None)
         if not target:
-            raise ValueError(f"{field_name}={spec!r} is invalid: a mapping needs _target_ (the import path of a "
+            raise ConfigError(f"{field_name}={spec!r} is invalid: a mapping needs _target_ (the import path of a "
                              "loss factory).")
         made = _import(str(target), f"{field_name}._target_")(**spec)
         return resolve_loss(made, field_name)
     if callable(spec):
         return _from_callable(spec, field_name)
-    raise ValueError(f"{field_name}={spec!r} is invalid: give a built-in loss name ({_builtin_names()}), "
+    raise ConfigError(f"{field_name}={spec!r} is invalid: give a built-in loss name ({_builtin_names()}), "
                      "an import path, or a function of (y, y_hat).")
 
 
@@ -181,7 +183,7 @@ def check_loss(loss: Loss, y: np.ndarray, task: str, field_name: str = "study.lo
     """
     if loss.task != "any" and task in TASKS and loss.task != task:
         hint = "squared or absolute" if task == "regression" else "zero_one or log_loss"
-        raise ValueError(f"{field_name}={loss.name!r} is a {loss.task} loss but the population is a {task} "
+        raise ConfigError(f"{field_name}={loss.name!r} is a {loss.task} loss but the population is a {task} "
                          f"problem: use {hint} (or your own loss function).")
     y = np.asarray(y)[:8]
     if task == "classification":
@@ -195,11 +197,11 @@ def check_loss(loss: Loss, y: np.ndarray, task: str, field_name: str = "study.lo
         try:
             values = loss(y, y_hat, proba)
         except Exception as exc:
-            raise ValueError(f"{field_name}={loss.name!r} failed on a probe of the population's labels "
+            raise ConfigError(f"{field_name}={loss.name!r} failed on a probe of the population's labels "
                              f"({type(exc).__name__}: {exc}); a loss takes (y, y_hat[, proba]) arrays.") from None
         if values.shape != y.shape:
-            raise ValueError(f"{field_name}={loss.name!r} returned shape {values.shape} for {y.shape[0]} points; "
+            raise ConfigError(f"{field_name}={loss.name!r} returned shape {values.shape} for {y.shape[0]} points; "
                              "a loss returns one value per point.")
         if not np.all(np.isfinite(values)):
-            raise ValueError(f"{field_name}={loss.name!r} returned a non-finite value (NaN or inf) on the "
+            raise ConfigError(f"{field_name}={loss.name!r} returned a non-finite value (NaN or inf) on the "
                              "population's labels; fix the loss function.")

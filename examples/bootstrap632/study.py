@@ -12,7 +12,7 @@ from simstudy.rng import replicate_rng
 from simstudy.schemes import KFold
 from simstudy.studies.base import (Phase, Study, StudyConfig, StudyTables, extent, fail, replicate_records,
                                    size_conditions, validate_sizes)
-from simstudy.truth import model_risks
+from simstudy.truth import model_risks, truth_available
 
 
 @dataclass
@@ -54,6 +54,10 @@ class Bootstrap632Study(Study):
     description = "the .632+ bootstrap against 10-fold CV and leave-one-out"
     Config = Bootstrap632Config
     uses = ("population", "learner")
+
+    def check(self) -> None:
+        if truth_available(self.population, self.learner):
+            fail("population", self.population.name, truth_available(self.population, self.learner))
 
     def phases(self, on_error: str = "record") -> list[Phase]:
         self.conditions = size_conditions(self.name, self.config.sizes, self.config.K, self.population)
