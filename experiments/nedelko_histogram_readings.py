@@ -13,11 +13,15 @@ reading. This script counts, for every combination of
   P(class 1 | cell) in {0, 1/4, 1/2, 3/4, 1} for each cell: 1,250);
 - K-fold estimate: ``random`` (one uniformly random partition; its error averaged over
   partitions, as the study) or ``complete`` (the estimate averaged over all partitions);
-- "mean Delta0": ``E[D0]`` = E Delta0(R_est, R) (the study), ``D0(E)`` = Delta0(E R_est, E R),
-  ``MSE/D0`` = E (R_est - R)^2 / (2 E R_est (1 - E R_est) + 2 E R (1 - E R));
+- "mean Delta0": ``E[D0]`` = E Delta0(R_est, R) (the study; R is the risk of the rule trained on
+  the sample), ``E[D0 vs ER]`` = E Delta0(R_est, E R) (the target is the mean risk),
+  ``D0(E)`` = Delta0(E R_est, E R), ``MSE/D0`` = E (R_est - R)^2 / (2 E R_est (1 - E R_est) +
+  2 E R (1 - E R));
 
 the number of distributions where one estimate has the smaller mean Delta0 (differences below
-1e-12 count as ties), and writes ``readings.csv`` and ``readings.md``. It then checks two
+1e-12 count as ties) and the spread of the ratio LOO / K-fold over the grid, with a breakdown by
+Bayes error of the study's reading, and writes ``readings.csv``, ``readings.md`` (and, with
+``--save-errors``, every mean error in ``errors.csv.gz``). It then checks two
 distributions by an independent Monte Carlo (:func:`monte_carlo`, a vectorised learner written
 separately from :mod:`simstudy.learners.histogram`).
 
@@ -44,7 +48,7 @@ from simstudy.learners.histogram import (
 
 CELLS, N, K = 3, 12, 4
 ESTIMATORS = ("loo", "kfold", "empirical")
-READINGS = ("E[D0]", "D0(E)", "MSE/D0")
+READINGS = ("E[D0]", "E[D0 vs ER]", "D0(E)", "MSE/D0")
 TOL = 1e-12
 
 
@@ -106,16 +110,19 @@ def sample_weights(t: RuleTables, p: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Moments:
-    """E est, E R, E (est - R)^2 and E Delta0(est, R) of one estimator under one distribution."""
+    """E est, E R, E (est - R)^2, E Delta0(est, R) and E Delta0(est, E R) under one distribution."""
 
     mean: float
     risk: float
     mse: float
     mean_delta0: float
+    mean_delta0_mean_risk: float
 
     def error(self, reading: str) -> float:
         if reading == "E[D0]":
             return self.mean_delta0
+        if reading == "E[D0 vs ER]":
+            return self.mean_delta0_mean_risk
         if reading == "D0(E)":
             return float(delta0(self.mean, self.risk))
         den = 2 * self.mean * (1 - self.mean) + 2 * self.risk * (1 - self.risk)
@@ -125,7 +132,15 @@ class Moments:
 def _point_moments(w, R, est) -> Moments:
     keep = w > 0
     w, R, est = w[keep], R[keep], est[keep]
-    return Moments(float(w @ est), float(w @ R), float(w @ (est - R) ** 2), float(w @ delta0(est, R)))
+    mean_risk = float(w @ R)
+    return Moments(float(w @ est), mean_risk, float(w @ (est - R) ** 2), float(w @ delta0(est, R)),
+                   _expect(w, delta0(est, mean_risk)))
+
+
+def _expect(weights, values) -> float:
+    """sum(weights * values) with 0 * inf = 0 (impossible outcomes do not count)."""
+    possible = weights > 0
+    return float(np.sum(weights[possible] * values[possible]))
 
 
 def _random_kfold_moments(w, R, t: RuleTables) -> Moments:
@@ -133,9 +148,9 @@ def _random_kfold_moments(w, R, t: RuleTables) -> Moments:
     joint = w[keep, None] * t.kfold[keep]                        # (S', 2N+1)
     v, R = t.kfold_values[None, :], R[keep, None]
     d = delta0(np.broadcast_to(v, joint.shape), np.broadcast_to(R, joint.shape))
-    possible = joint > 0                                         # 0 * inf = 0: impossible estimates do not count
-    return Moments(float(joint.sum(0) @ t.kfold_values), float(w[keep] @ R[:, 0]), float((joint * (v - R) ** 2).sum()),
-                   float((joint[possible] * d[possible]).sum()))
+    mean_risk = float(w[keep] @ R[:, 0])
+    return Moments(float(joint.sum(0) @ t.kfold_values), mean_risk, float((joint * (v - R) ** 2).sum()),
+                   _expect(joint, d), _expect(joint.sum(0), delta0(t.kfold_values, mean_risk)))
 
 
 def moments(t: RuleTables, p: np.ndarray) -> dict[str, Moments]:
@@ -170,9 +185,36 @@ def count_table(errors: pd.DataFrame) -> pd.DataFrame:
                     "empirical smallest": int(((emp < loo - TOL) & (emp < kfold - TOL)).sum()),
                     "loo < empirical": int((loo < emp - TOL).sum()), "kfold < empirical": int((kfold < emp - TOL).sum()),
                     "all equal": int(((loo - kfold).abs().le(TOL) & (loo - emp).abs().le(TOL)).sum()),
+                    **_ratio_spread(loo, kfold),
                     "mean loo": float(loo[np.isfinite(loo)].mean()), "mean kfold": float(kfold[np.isfinite(kfold)].mean()),
                     "mean empirical": float(emp[np.isfinite(emp)].mean())})
     return pd.DataFrame(out)
+
+
+def _ratio_spread(loo: pd.Series, kfold: pd.Series) -> dict:
+    """Median and extremes of LOO / K-fold over the distributions where both are positive and finite."""
+    ok = (loo > TOL) & (kfold > TOL) & np.isfinite(loo) & np.isfinite(kfold)
+    r = (loo[ok] / kfold[ok]).to_numpy()
+    if r.size == 0:
+        return {"loo/kfold median": np.nan, "loo/kfold min": np.nan, "loo/kfold max": np.nan,
+                "loo within 10% of kfold": 0}
+    return {"loo/kfold median": float(np.median(r)), "loo/kfold min": float(r.min()), "loo/kfold max": float(r.max()),
+            "loo within 10% of kfold": int((np.abs(r - 1) <= 0.1).sum())}
+
+
+def bayes_breakdown(errors: pd.DataFrame, reading: str = "E[D0]") -> pd.DataFrame:
+    """Per Bayes error of the distribution: counts and mean errors of the three estimates."""
+    frame = errors[errors["reading"] == reading]
+    wide = frame.pivot(index="distribution", columns="estimator", values="error")
+    bayes = frame.groupby("distribution")["bayes_error"].first().round(6).loc[wide.index]
+    loo, kfold, emp = wide["loo"], wide["kfold"], wide["empirical"]
+    table = pd.DataFrame({"distributions": wide.groupby(bayes).size(),
+                          "loo < kfold": (loo < kfold - TOL).groupby(bayes).sum(),
+                          "kfold < loo": (kfold < loo - TOL).groupby(bayes).sum(),
+                          "empirical smallest": ((emp < loo - TOL) & (emp < kfold - TOL)).groupby(bayes).sum(),
+                          "mean loo": loo.groupby(bayes).mean(), "mean kfold": kfold.groupby(bayes).mean(),
+                          "mean empirical": emp.groupby(bayes).mean()})
+    return table.rename_axis("bayes_error").reset_index()
 
 
 # ----------------------------------------------------------------------------- Monte Carlo
@@ -259,6 +301,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--mc-samples", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--save-errors", action="store_true", help="also write errors.csv.gz (about 1.3 MB)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     grids = {name: make() for name, make in GRIDS.items()}
@@ -275,24 +318,29 @@ def main(argv=None) -> None:
             c.insert(0, "tie", tie)
             tables.append(c)
     counts = pd.concat(tables, ignore_index=True)
-    # two distributions of the study's grid where the empirical risk wins: the largest margin, a central one
+    # two distributions where the empirical risk wins: the study grid's largest margin, and an interior one
     e = errors["overall", "types/6"]
     wide = e[e["reading"] == "E[D0]"].pivot(index="distribution", columns="estimator", values="error")
     margin = np.minimum(wide["loo"], wide["kfold"]) - wide["empirical"]
-    picks = [int(margin.idxmax()), int(np.flatnonzero(np.all(grids["types/6"] == 1 / 6, axis=1))[0])]
+    picks = [grids["types/6"][int(margin.idxmax())], np.array([0.25, 0.1, 0.05, 0.2, 0.3, 0.1])]
     rng = np.random.default_rng(args.seed)
-    mc = pd.concat([monte_carlo_check(overall, grids["types/6"][g], args.mc_samples, rng) for g in picks],
-                   ignore_index=True)
+    mc = pd.concat([monte_carlo_check(overall, p, args.mc_samples, rng) for p in picks], ignore_index=True)
     seconds = time.perf_counter() - start
     text = ["# Nedelko Figure 4 under alternative readings (3 cells, N = 12, K = 4, exact)\n",
             f"Command: `PYTHONPATH=. python experiments/nedelko_histogram_readings.py --mc-samples {args.mc_samples} "
             f"--seed {args.seed}` ({seconds:.0f} s). Counts: distributions where one estimate's mean error is "
-            f"smaller by more than {TOL:g}.\n", _md(counts), "\n## Independent Monte Carlo (tie rule `overall`)\n",
-            _md(mc)]
+            f"smaller by more than {TOL:g}.\n", _md(counts),
+            "\n## By Bayes error: grid types/6, E[D0], one random partition (the study's reading)\n"]
+    for tie in TIE_RULES:
+        text += [f"\nTie rule `{tie}`:\n", _md(bayes_breakdown(errors[tie, "types/6"]))]
+    text += ["\n## Independent Monte Carlo (tie rule `overall`)\n", _md(mc)]
     print("\n".join(text))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         counts.to_csv(args.out / "readings.csv", index=False)
+        if args.save_errors:
+            pd.concat([frame.assign(tie=tie, grid=grid) for (tie, grid), frame in errors.items()]).to_csv(
+                args.out / "errors.csv.gz", index=False)
         mc.to_csv(args.out / "monte_carlo.csv", index=False)
         (args.out / "readings.md").write_text("\n".join(text) + "\n")
 
