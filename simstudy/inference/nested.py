@@ -73,10 +73,11 @@ gamma = 1 gives f_1 = 2(K-1)/K = 1 + (K-2)/K exactly: the paper's factor. The pa
 What could and could not be checked against the paper: its text was not available here.
 Algorithm 1 and the formulas above for a, b, MSE_hat and Err_NCV agree with the package's
 ``nested_cv_helper`` and with two independent implementations that cite the paper
-(mlr-org/mlr3inferr ``R/MeasureCiNestedCV.R``, which quotes "we recommend re-scaling ...
-(K-1)/K" and notes that its bias factor 1 + (K-2)/K differs from the package's; and a
-MATLAB ``nestedCV.m`` by A. Smoulder citing arXiv v1, which notes that v1's Algorithm 1 printed
-b = var(e_out) without the 1/m). Both use 1 + (K-2)/K and sqrt((K-1)/K MSE_hat) clipped to
+(mlr-org/mlr3inferr ``R/MeasureCiNestedCV.R``, whose comments read "we recommend re-scaling
+to obtain an estimate for a sample of size n" before the (K-1)/K and note that its bias factor
+1 + (K-2)/K differs from the package's; and a MATLAB function ``nestedCV`` by A. Smoulder
+(2021) citing arXiv v1, whose comment says v1's Algorithm 1 printed b = var(e_out) without
+the 1/m). Both use 1 + (K-2)/K and sqrt((K-1)/K MSE_hat) clipped to
 [SE_naive, sqrt(K) SE_naive]. They disagree on SE_naive (mlr3inferr: sd of the inner losses,
 as the package; the MATLAB code: sd of the outer losses, as here), so which losses the paper's
 "naive" standard error uses is not verified; we take the ordinary CV's, i.e. the naive
