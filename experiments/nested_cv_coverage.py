@@ -201,7 +201,7 @@ def replicate(setting, seed: int, index: int, alpha: float) -> list[dict]:
              "clip": "", "inflation": 1.0}]
     for R in REPETITIONS:
         for method in NESTED_CV_METHODS:
-            res = nested_cv_interval(fl.pair[:R], fl.outer[:R], alpha=alpha, method=method)
+            res = nested_cv_interval(fl.pair[:R], fl.outer[:R], confidence_level=1 - alpha, method=method)
             clip = "floor" if res.se_raw < res.se_naive else ("ceiling" if res.se_raw > np.sqrt(setting.K) * res.se_naive
                                                                else "")
             rows.append({"method": method, "R": R, "estimate": res.estimate, "low": res.low, "high": res.high,

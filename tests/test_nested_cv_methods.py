@@ -127,17 +127,21 @@ def _data(name, n, seed):
     ("mean/squared", 8, 4, 6),       # the package's ceil(R/5) = 2 bias repetitions
     ("1-NN/0-1", 15, 5, 3),
     ("1-NN/0-1", 12, 4, 1),
+    # unequal folds (n not a multiple of K): the brute force is written for any fold sizes
+    ("mean/squared", 13, 3, 2),
+    ("1-NN/0-1", 17, 5, 3),
+    ("mean/squared", 11, 4, 6),
 ])
 def test_both_methods_match_brute_force(name, n, K, R):
     x, y = _data(name, n, seed=n + K + R)
     out = nested_cv_losses(_vectorised_losses(name, x, y), n, K, R, np.random.default_rng(7))
     brute = _brute_force(LEARNERS[name], x.tolist(), y.tolist(), out.labels.tolist(), K, alpha=0.1)
     for method in ("paper", "package"):
-        res = nested_cv_interval(out.pair_losses, out.outer_losses, alpha=0.1, method=method)
+        res = nested_cv_interval(out.pair_losses, out.outer_losses, confidence_level=0.9, method=method)
         ref = brute[method]
         for field, value in ref.items():
             assert getattr(res, field) == pytest.approx(value, rel=1e-12, abs=1e-12), (method, field)
-    unclipped = nested_cv_interval(out.pair_losses, out.outer_losses, alpha=0.1, clip=False)
+    unclipped = nested_cv_interval(out.pair_losses, out.outer_losses, confidence_level=0.9, clip=False)
     assert unclipped.se == pytest.approx(brute["paper"]["se_raw"], rel=1e-12, abs=1e-15)
 
 
@@ -206,11 +210,33 @@ def test_repetitions_roles():
         nested_cv_interval(pair, outer, method="bates")
 
 
-def test_unequal_folds_are_refused_with_the_nearest_valid_n():
-    with pytest.raises(ValueError, match=r"n=103, K=10\. Use n=100 \(drop 3 points\) or n=110"):
-        nested_cv_losses(lambda tr, te: np.zeros(len(te)), 103, 10, 1, np.random.default_rng(0))
+def test_unequal_folds_run_and_too_small_folds_are_refused():
+    """n = 103, K = 10: folds of 11 and 10 points, NaN-padded; folds below 2 points are refused."""
+    out = nested_cv_losses(lambda tr, te: np.zeros(len(te)), 103, 10, 1, np.random.default_rng(0))
+    assert out.pair_losses.shape == (1, 10, 10, 11) and out.outer_losses.shape == (1, 10, 11)
+    assert sorted(np.sum(~np.isnan(out.outer_losses[0]), axis=1).tolist()) == [10] * 7 + [11] * 3
     with pytest.raises(ValueError, match="smallest valid n is 8"):
         nested_cv_losses(lambda tr, te: np.zeros(len(te)), 6, 4, 1, np.random.default_rng(0))
     with pytest.raises(ValueError, match="fold sizes"):
         nested_cv_losses(lambda tr, te: np.zeros(len(te)), 6, 3, 1, np.random.default_rng(0),
                          first_labels=np.array([0, 0, 0, 1, 1, 2]))
+    with pytest.raises(ValueError, match="non-finite"):
+        nested_cv_losses(lambda tr, te: np.full(len(te), np.nan), 9, 3, 1, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("method", ["paper", "package"])
+def test_padded_path_equals_the_equal_fold_path(method):
+    """The NaN-aware computation (unequal folds) gives the equal-fold numbers when nothing is padded."""
+    rng = np.random.default_rng(11)
+    pair, outer = rng.random((3, 4, 4, 5)), rng.random((3, 4, 5))
+    pair[:, np.arange(4), np.arange(4)] = np.nan
+    padded_pair = np.concatenate([pair, np.full((3, 4, 4, 1), np.nan)], axis=3)
+    padded_outer = np.concatenate([outer, np.full((3, 4, 1), np.nan)], axis=2)
+    a = nested_cv_interval(pair, outer, method=method)
+    b = nested_cv_interval(padded_pair, padded_outer, method=method)
+    for field in ("estimate", "se", "mse_hat", "err_ncv", "err_cv", "se_naive", "low", "high"):
+        assert getattr(b, field) == pytest.approx(getattr(a, field), rel=1e-12), field
+    with pytest.raises(ValueError, match="exactly where"):
+        broken = padded_pair.copy()
+        broken[0, 1, 2, 0] = np.nan
+        nested_cv_interval(broken, padded_outer)
