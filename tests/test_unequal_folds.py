@@ -14,6 +14,7 @@ from simstudy.inference import (
 )
 from simstudy.inference.variance import unequal_fold_estimates
 from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
+from test_variance import _quadratic_matrix     # polarisation: the matrix of a quadratic form
 
 THETAS = ("theta1", "theta2", "theta3", "theta4", "theta5")
 E_HAND = np.array([0.0, 1, 1, 1, 0])
@@ -83,16 +84,6 @@ def test_expectations_by_brute_force_enumeration(sizes):
     # the CV t's s^2(fold means)/K: unbiased for Var(mean of fold means) - gamma, any sizes
     fm = fold_summary(e, labels).means
     assert (fm.var(axis=1, ddof=1) / len(sizes)).mean() == pytest.approx(fm.mean(axis=1).var() - gamma)
-
-
-def _quadratic_matrix(fn, n):
-    eye = np.eye(n)
-    diag = np.array([fn(eye[i]) for i in range(n)])
-    A = np.empty((n, n))
-    for i in range(n):
-        for j in range(n):
-            A[i, j] = diag[i] if i == j else (fn(eye[i] + eye[j]) - diag[i] - diag[j]) / 2
-    return A
 
 
 @pytest.mark.parametrize("sizes", [(4, 3, 3, 3), (6, 5, 5), (2, 2, 3)])
