@@ -2,6 +2,7 @@
 scikit-learn's ``cross_val_predict`` / ``cross_validate`` already produced (no refitting)."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -94,6 +95,19 @@ def _fit_and_score(estimator: Any, X: Any, y: np.ndarray, scorer: _Scorer, train
         proba = scorer.aligned_proba(model, model.predict_proba(X_test))
         return model, scorer(test, None, proba)
     return model, scorer(test, model.predict(X_test))
+
+
+@dataclass(frozen=True)
+class Fitter:
+    """Fits a clone of ``estimator`` on training rows and scores test rows (picklable, for refits)."""
+
+    estimator: Any
+    X: Any = field(repr=False)
+    y: np.ndarray = field(repr=False)
+    scorer: _Scorer = field(repr=False)
+
+    def __call__(self, train: np.ndarray, test: np.ndarray) -> np.ndarray:
+        return _fit_and_score(self.estimator, self.X, self.y, self.scorer, train, test)[1]
 
 
 def _splits(cv: Any, X: Any, y: Any, groups: Any, random_state: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -205,11 +219,9 @@ def cross_validate_losses(estimator: Any, X: Any, y: Any, *, loss: Any = "zero_o
         if keep_models:
             models.append(model)
 
-    def refit(train, test):
-        return _fit_and_score(estimator, X, y_arr, scorer, train, test)[1]
-
     return CVLosses(losses, folds, train_sizes, design, loss, loss.bounds, name or who,
-                    models=models if keep_models else None, refit=Refit((refit,), grouped=groups is not None))
+                    models=models if keep_models else None,
+                    refit=Refit((Fitter(estimator, X, y_arr, scorer),), grouped=groups is not None))
 
 
 def _labels_from(folds: Any, n: int) -> np.ndarray:

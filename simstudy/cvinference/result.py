@@ -24,7 +24,8 @@ def difference_bounds(bounds: tuple[float, float]) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Refit:
-    """How to fit again on other splits: ``losses(train, test)`` per estimator (5x2, nested CV)."""
+    """How to fit again on other splits (5x2, nested CV): per model, a callable
+    ``fitter(train_rows, test_rows) -> per-point test losses``; ``grouped``: the rows form groups."""
 
     fitters: tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], ...]
     grouped: bool = False

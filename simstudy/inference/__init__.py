@@ -14,7 +14,7 @@ from simstudy.inference.results import (
     VarianceEstimates,
 )
 from simstudy.inference.pivot import t_test, z_test
-from simstudy.inference.crossval import (
+from simstudy.inference.kfold import (
     CVCLTSigma,
     cv_clt_sigma,
     cv_clt_test,
