@@ -154,3 +154,23 @@ def test_binomial_interval_coverage_and_two_proportion_size():
     b = rng.binomial(30, 0.5, size=R)
     rej = sum(mcnemar_test(x, 30 - x).pvalue < 0.05 for x in b)
     assert stats.binomtest(int(rej), R, 0.05, alternative="greater").pvalue > 1e-3  # exact: at most 5%
+
+
+@pytest.mark.parametrize("x1,n1,x2,n2", [(30, 200, 45, 210), (0, 15, 4, 12), (9, 9, 3, 11), (7, 40, 7, 40)])
+def test_farrington_manning_restricted_mle_against_numerical_maximisation(x1, n1, x2, n2):
+    """The closed-form cubic root equals a bounded numerical maximisation of the likelihood."""
+    from scipy.optimize import minimize_scalar
+    from simstudy.inference.proportions import _restricted_mle
+
+    def negloglik(p2, delta):
+        p1 = p2 + delta
+        return -(stats.binom.logpmf(x1, n1, p1) + stats.binom.logpmf(x2, n2, p2))
+
+    for delta in (-0.6, -0.2, 0.05, 0.3, 0.7):
+        lo, hi = max(0.0, -delta), min(1.0, 1.0 - delta)
+        ref = minimize_scalar(negloglik, bounds=(lo, hi), args=(delta,), method="bounded",
+                              options={"xatol": 1e-12}).x
+        r1, r2 = _restricted_mle(x1, n1, x2, n2, delta)
+        assert r1 - r2 == pytest.approx(delta)
+        assert negloglik(r2, delta) <= negloglik(ref, delta) + 1e-9
+        assert r2 == pytest.approx(ref, abs=1e-5)
