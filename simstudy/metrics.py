@@ -7,12 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from simstudy.lazy import LazyModule
-
-stats = LazyModule("scipy.stats")
+from simstudy.inference.proportions import wilson_bounds
 
 __all__ = ["MeanSummary", "RateSummary", "RatioSummary", "mean_summary", "rejection_rate",
-           "wilson_interval", "between_block_correlation"]
+           "between_block_correlation"]
 
 
 @dataclass(frozen=True)
@@ -54,46 +52,14 @@ def mean_summary(values) -> MeanSummary:
     return MeanSummary(float(v.mean()), se, int(v.size))
 
 
-def wilson_interval(successes, trials, confidence: float = 0.95):
-    """Wilson score interval for a binomial proportion.
-
-    Parameters
-    ----------
-    successes, trials : int or array_like
-        Number of successes and of trials (trials > 0).
-    confidence : float
-        Confidence level, 0.95 by default.
-
-    Returns
-    -------
-    (low, high) : tuple of float or ndarray
-        Bounds of ``p_hat`` shifted towards 1/2:
-        (p + z^2/2N +- z sqrt(p(1-p)/N + z^2/4N^2)) / (1 + z^2/N).
-    """
-    k = np.asarray(successes, dtype=float)
-    n = np.asarray(trials, dtype=float)
-    if np.any(n <= 0):
-        raise ValueError(f"trials must be positive; got {trials!r}.")
-    if np.any((k < 0) | (k > n)):
-        raise ValueError(f"successes must lie in [0, trials]; got {successes!r} of {trials!r}.")
-    z = stats.norm.ppf(0.5 + confidence / 2)
-    p = k / n
-    denom = 1 + z**2 / n
-    centre = (p + z**2 / (2 * n)) / denom
-    half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / denom
-    low, high = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
-    if low.ndim == 0:
-        return float(low), float(high)
-    return low, high
-
-
 def rejection_rate(rejected, confidence: float = 0.95) -> RateSummary:
-    """Rate of True in a boolean array of rejections (or coverages), with a Wilson interval."""
+    """Rate of True in a boolean array of rejections (or coverages), with a Wilson interval
+    (:func:`simstudy.inference.wilson_bounds`, the package's one Wilson implementation)."""
     r = np.asarray(rejected, dtype=bool)
     k, n = int(r.sum()), int(r.size)
     if n == 0:
         return RateSummary(0, 0, np.nan, np.nan, np.nan, confidence)
-    low, high = wilson_interval(k, n, confidence)
+    low, high = wilson_bounds(k, n, confidence)
     return RateSummary(k, n, k / n, low, high, confidence)
 
 

@@ -1,5 +1,6 @@
 """Resampling schemes: K-fold, Dietterich's 5x2, repeated train/validation splits, and the
-nested cross-validation of Bates, Hastie & Tibshirani (2023)."""
+nested cross-validation of Bates, Hastie & Tibshirani (2023). Any n: folds of n not a multiple
+of K have sizes floor(n/K) and ceil(n/K), halves of odd n differ by one point."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,11 +13,14 @@ __all__ = ["KFold", "NestedCVLosses", "five_by_two_splits", "nested_cv_losses", 
 
 @dataclass(frozen=True)
 class KFold:
-    """K-fold cross-validation with blocks of equal size m = n / K.
+    """K-fold cross-validation; folds of sizes floor(n/K) or ceil(n/K).
 
-    The examples are assigned to folds by a random permutation drawn from the replicate's
-    generator (for i.i.d. samples any fixed assignment has the same distribution; the
-    permutation keeps this true for samples that are not exchangeable).
+    The fold sizes follow scikit-learn's ``KFold``: the first n mod K folds hold one point
+    more. The examples are assigned to folds by a random permutation drawn from the
+    replicate's generator (for i.i.d. samples any fixed assignment has the same distribution;
+    the permutation keeps this true for samples that are not exchangeable): the labels are
+    ``np.repeat(arange(K), sizes)[rng.permutation(n)]``, which for n a multiple of K is the
+    earlier ``np.repeat(arange(K), n // K)[rng.permutation(n)]`` (same labels, same draws).
 
     Parameters
     ----------
@@ -30,13 +34,16 @@ class KFold:
         if self.n_splits < 2:
             raise ValueError(f"KFold needs n_splits >= 2; got {self.n_splits}.")
 
-    def labels(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """Fold label in 0..K-1 of each of the ``n`` examples (n must be a multiple of K)."""
+    def sizes(self, n: int) -> np.ndarray:
+        """Fold sizes: n // K, plus one for the first n % K folds."""
         K = self.n_splits
-        if n % K or n < 2 * K:
-            raise ValueError(f"KFold needs n a multiple of K={K} with n >= 2K; got n={n}.")
-        labels = np.repeat(np.arange(K), n // K)
-        return labels[rng.permutation(n)]
+        if n < K:
+            raise ValueError(f"KFold needs n >= K={K} (at least one point per fold); got n={n}.")
+        return n // K + (np.arange(K) < n % K)
+
+    def labels(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Fold label in 0..K-1 of each of the ``n`` examples (any n >= K)."""
+        return np.repeat(np.arange(self.n_splits), self.sizes(n))[rng.permutation(n)]
 
     def split(self, n: int, rng: np.random.Generator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Yield (train_index, test_index) for each fold, in fold order."""
@@ -85,6 +92,9 @@ def train_validation_splits(n: int, n_test: int, repetitions: int, rng: np.rando
 class NestedCVLosses:
     """Losses of nested cross-validation (Algorithm 1 of Bates, Hastie & Tibshirani 2023).
 
+    Folds of unequal sizes are stored NaN-padded to the largest size m = ceil(n/K); fold k's
+    losses are in the order of its points' positions.
+
     Attributes
     ----------
     pair_losses : ndarray, shape (R, K, K, m)
@@ -116,36 +126,70 @@ def nested_cv_losses(losses: Callable[[np.ndarray, np.ndarray], np.ndarray], n: 
     ----------
     losses : callable ``(train_positions, test_positions) -> losses``
         Fits the learner on the training positions (indices 0..n-1 into the sample) and
-        returns the loss of each test position, in the order given.
+        returns the loss of each test position, in the order given (finite numbers).
     n, K, repetitions : int
-        n must be a multiple of K, K >= 3 (the inner CV needs two training folds).
+        n >= 2K (every fold at least 2 points: the within-fold variance), K >= 3 (the inner
+        CV needs two training folds). n need not be a multiple of K: folds then have sizes
+        floor(n/K) and ceil(n/K) (:class:`KFold`), stored NaN-padded.
     rng : Generator
         Draws the fold assignments of repetitions not given.
-    first_labels, first_outer_losses : ndarray, optional
-        The fold labels of an ordinary K-fold CV already run on the same sample, and its
-        losses in fold blocks (K, m): repetition 0 reuses them (no outer refits).
+    first_labels, first_outer_losses : ndarray (n,), optional
+        The fold labels (0..K-1) of an ordinary K-fold CV already run on the same sample, and
+        its per-point losses in sample order: repetition 0 reuses them (no outer refits).
+
+    Raises
+    ------
+    ValueError
+        If n < 2K (the message names the smallest valid n), K < 3, repetitions < 1, a fold of
+        ``first_labels`` has fewer than 2 points, or a loss is not finite.
+
+    Notes
+    -----
+    Unequal folds are generalised, not refused: see :mod:`simstudy.inference.nested` for what
+    Algorithm 1 and the corrections do with them (the authors' package assumes equal folds).
     """
     if K < 3:
         raise ValueError(f"nested CV needs K >= 3 folds; got K={K}.")
     if repetitions < 1:
         raise ValueError(f"nested CV needs at least 1 repetition; got {repetitions}.")
-    m = n // K
+    if n < 2 * K:
+        raise ValueError(f"nested CV needs at least 2 points per fold (n >= 2K); got n={n}, K={K}. "
+                         f"The smallest valid n is {2 * K}, or use a smaller K (at most {n // 2}).")
+    if first_labels is not None:
+        sizes = np.bincount(np.asarray(first_labels), minlength=K)
+        if sizes.size != K or np.any(sizes < 2) or len(first_labels) != n:
+            raise ValueError(f"first_labels must give each of n={n} points a fold 0..{K - 1}, with at least 2 points "
+                             f"per fold; got fold sizes {sizes.tolist()}.")
+    m = -(-n // K)
     pair = np.full((repetitions, K, K, m), np.nan)
-    outer = np.empty((repetitions, K, m))
+    outer = np.full((repetitions, K, m), np.nan)
     all_labels = np.empty((repetitions, n), dtype=np.int64)
     for r in range(repetitions):
-        labels = first_labels if (r == 0 and first_labels is not None) else KFold(K).labels(n, rng)
+        labels = np.asarray(first_labels) if (r == 0 and first_labels is not None) else KFold(K).labels(n, rng)
         all_labels[r] = labels
         members = [np.flatnonzero(labels == k) for k in range(K)]
         for a in range(K):
             for b in range(a + 1, K):
                 test = np.concatenate([members[a], members[b]])
                 train = np.flatnonzero((labels != a) & (labels != b))
-                loss = np.asarray(losses(train, test), dtype=float)
-                pair[r, b, a], pair[r, a, b] = loss[:m], loss[m:]   # fold a tested without {a, b}: outer fold b
-        if r == 0 and first_outer_losses is not None:
-            outer[r] = first_outer_losses
-        else:
-            for k in range(K):
-                outer[r, k] = losses(np.flatnonzero(labels != k), members[k])
+                loss = _finite(losses(train, test), test.size)
+                ma = members[a].size
+                pair[r, b, a, :ma], pair[r, a, b, :members[b].size] = loss[:ma], loss[ma:]   # fold a without {a, b}: outer fold b
+        for k in range(K):
+            if r == 0 and first_outer_losses is not None:
+                outer[r, k, :members[k].size] = _finite(np.asarray(first_outer_losses)[members[k]], members[k].size)
+            else:
+                outer[r, k, :members[k].size] = _finite(losses(np.flatnonzero(labels != k), members[k]), members[k].size)
     return NestedCVLosses(pair, outer, all_labels)
+
+
+def _finite(values, size: int) -> np.ndarray:
+    """Losses of one fit as floats, checked: one finite value per test point."""
+    out = np.asarray(values, dtype=float)
+    if out.shape != (size,):
+        raise ValueError(f"the losses callable returned shape {out.shape} for {size} test points; return one loss "
+                         "per test point.")
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"the losses callable returned {int(np.sum(~np.isfinite(out)))} non-finite loss(es) (NaN or "
+                         "inf); nested CV needs finite losses (NaN marks padding).")
+    return out

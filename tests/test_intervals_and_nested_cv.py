@@ -5,8 +5,7 @@ import pytest
 from scipy import stats
 
 from simstudy.inference import (
-    corrected_resampled_t_test, cv_t_interval, cv_t_test, five_by_two_interval, holdout_interval, holdout_test,
-    nested_cv_interval, paired_t_test_5x2cv, resampled_t_interval, z_test,
+    cv_t_test, five_by_two_t_test, holdout_test, nested_cv_interval, resampled_t_test, z_test,
 )
 from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
 
@@ -16,23 +15,25 @@ def test_cv_t_interval_hand_value():
     fm = np.array([0.1, 0.2, 0.3, 0.2])           # mean 0.2, s = sqrt(0.02/3)
     s = np.sqrt(0.02 / 3)
     t = stats.t.ppf(0.975, 3)
-    ci = cv_t_interval(fm)
+    ci = cv_t_test(fm).confidence_interval()
     assert (ci.low, ci.high) == pytest.approx((0.2 - t * s / 2, 0.2 + t * s / 2))
-    ci7 = cv_t_interval(fm, rho=0.7)
+    ci7 = cv_t_test(fm, rho=0.7).confidence_interval()
     assert ci7.width == pytest.approx(ci.width / np.sqrt(0.3))
-    flat = cv_t_interval([0.3, 0.3, 0.3])
-    assert flat.low == flat.high == pytest.approx(0.3)
+    flat = cv_t_test([0.3, 0.3, 0.3]).confidence_interval()
+    # zero spread: the point 0.3, widened by the rounding tolerance of the test's "mu_hat == mu0"
+    assert flat.low == pytest.approx(0.3, rel=1e-13) and flat.high == pytest.approx(0.3, rel=1e-13)
+    assert flat.width < 1e-14
     with pytest.raises(ValueError, match="rho"):
-        cv_t_interval(fm, rho=1.0)
+        cv_t_test(fm, rho=1.0)
 
 
 def test_five_by_two_and_resampled_hand_values():
     p = np.array([[0.1, 0.3], [0.2, 0.2], [0.0, 0.2], [0.3, 0.1], [0.2, 0.4]])
     s2 = np.array([0.02, 0.0, 0.02, 0.02, 0.02])   # (p1 - pbar)^2 + (p2 - pbar)^2
-    ci = five_by_two_interval(p)
+    ci = five_by_two_t_test(p).confidence_interval()
     half = stats.t.ppf(0.975, 5) * np.sqrt(s2.mean())
     assert (ci.estimate, ci.low, ci.high) == pytest.approx((0.1, 0.1 - half, 0.1 + half))
-    ci = resampled_t_interval([1.0, 2.0, 3.0], n_train=9, n_test=1)
+    ci = resampled_t_test([1.0, 2.0, 3.0], n_train=9, n_test=1).confidence_interval()
     half = stats.t.ppf(0.975, 2) * np.sqrt(1 / 3 + 1 / 9)
     assert (ci.low, ci.high) == pytest.approx((2 - half, 2 + half))
 
@@ -40,10 +41,12 @@ def test_five_by_two_and_resampled_hand_values():
 def test_holdout_and_z_test_hand_values_and_edges():
     d = np.array([-1.0, 0.0, -1.0, 0.0, 1.0])
     se = d.std(ddof=1) / np.sqrt(5)
-    res = holdout_test(d)
+    res = holdout_test(d, alternative="less")
     assert res.statistic == pytest.approx(-0.2 / se) and res.pvalue == pytest.approx(stats.norm.cdf(-0.2 / se))
-    assert z_test(-0.1, 0.0).pvalue == 0.0 and z_test(0.1, 0.0).pvalue == 1.0 and z_test(0.0, 0.0).pvalue == 0.5
-    assert z_test(1.0, 1.0, "two-sided").pvalue == pytest.approx(2 * stats.norm.sf(1.0))
+    less = "less"
+    assert z_test(-0.1, 0.0, alternative=less).pvalue == 0.0 and z_test(0.1, 0.0, alternative=less).pvalue == 1.0 \
+        and z_test(0.0, 0.0, alternative=less).pvalue == 0.5
+    assert z_test(1.0, 1.0, alternative="two-sided").pvalue == pytest.approx(2 * stats.norm.sf(1.0))
     with pytest.raises(ValueError, match="at least 2"):
         holdout_test([0.5])
 
@@ -81,21 +84,21 @@ def test_interval_test_duality_and_scipy():
     rng = np.random.default_rng(3)
     fm = rng.normal(0.2, 0.05, size=(50, 10))
     for rho in (0.0, 0.7):
-        ci = cv_t_interval(fm, alpha=0.1, rho=rho)
+        ci = cv_t_test(fm, rho=rho).confidence_interval(0.9)
         np.testing.assert_allclose(cv_t_test(fm, mu0=ci.high, rho=rho).pvalue, 0.1, rtol=1e-9)
         np.testing.assert_allclose(cv_t_test(fm, mu0=ci.low, rho=rho).pvalue, 0.1, rtol=1e-9)
     d = rng.normal(0.1, 0.05, size=(50, 15))
-    ci = resampled_t_interval(d, 90, 10, corrected=False)
+    ci = resampled_t_test(d, 90, 10, correction=None).confidence_interval()
     ref = stats.ttest_1samp(d, 0.0, axis=1).confidence_interval(0.95)
     np.testing.assert_allclose(ci.low, ref.low) and np.testing.assert_allclose(ci.high, ref.high)
-    ci = resampled_t_interval(d, 90, 10, alpha=0.2)
-    np.testing.assert_allclose(corrected_resampled_t_test(d - ci.high[:, None], 90, 10).pvalue, 0.2, rtol=1e-9)
+    ci = resampled_t_test(d, 90, 10).confidence_interval(0.8)
+    np.testing.assert_allclose(resampled_t_test(d - ci.high[:, None], 90, 10).pvalue, 0.2, rtol=1e-9)
     p = rng.normal(0.2, 0.05, size=(50, 5, 2))
-    ci = five_by_two_interval(p)
-    np.testing.assert_allclose(paired_t_test_5x2cv(p - ci.low[:, None, None]).pvalue, 0.05, rtol=1e-9)
+    ci = five_by_two_t_test(p).confidence_interval()
+    np.testing.assert_allclose(five_by_two_t_test(p - ci.low[:, None, None]).pvalue, 0.05, rtol=1e-9)
     x = rng.normal(0, 1, size=(50, 20))
-    ci = holdout_interval(x, alpha=0.1)
-    np.testing.assert_allclose(holdout_test(x - ci.high[:, None]).pvalue, 0.05, rtol=1e-9)
+    ci = holdout_test(x).confidence_interval(0.9)
+    np.testing.assert_allclose(holdout_test(x - ci.high[:, None], alternative="less").pvalue, 0.05, rtol=1e-9)
 
 
 def _nearest_mean_losses(X, y):
@@ -127,8 +130,11 @@ def test_nested_driver_matches_literal_algorithm_1():
                 np.testing.assert_array_equal(out.pair_losses[r, k, j], losses(inner_train, np.flatnonzero(labels == j)))
     # reusing an ordinary CV for repetition 0 gives the same arrays
     first = out.labels[0]
+    in_sample_order = np.empty(n)
+    for k in range(K):
+        in_sample_order[first == k] = out.outer_losses[0, k]
     again = nested_cv_losses(losses, n, K, 1, np.random.default_rng(1), first_labels=first,
-                             first_outer_losses=out.outer_losses[0])
+                             first_outer_losses=in_sample_order)
     np.testing.assert_array_equal(again.pair_losses[0], out.pair_losses[0])
 
 
@@ -149,10 +155,10 @@ def test_cv_t_interval_coverage_with_exchangeable_fold_means():
     rng = np.random.default_rng(11)
     c = rho / (K - (K - 1) * rho)
     fm = rng.standard_normal((R, 1)) * np.sqrt(c) + rng.standard_normal((R, K)) * np.sqrt(1 - c)
-    ci = cv_t_interval(fm, rho=rho)
+    ci = cv_t_test(fm, rho=rho).confidence_interval()
     covered = int(np.sum((ci.low <= 0) & (0 <= ci.high)))
     assert stats.binomtest(covered, R, 0.95).pvalue > 1e-3
-    naive = cv_t_interval(fm)
+    naive = cv_t_test(fm).confidence_interval()
     analytic = 1 - 2 * stats.t.sf(stats.t.ppf(0.975, K - 1) * np.sqrt(1 - rho), K - 1)
     covered0 = int(np.sum((naive.low <= 0) & (0 <= naive.high)))
     assert stats.binomtest(covered0, R, analytic).pvalue > 1e-3

@@ -41,10 +41,31 @@ def test_kfold_invariants():
     assert np.all(tested == 1)
 
 
-@pytest.mark.parametrize("n,K", [(25, 10), (10, 10), (10, 1)])
+@pytest.mark.parametrize("n,K", [(9, 10), (1, 2), (10, 1)])
 def test_kfold_rejects_bad_sizes(n, K):
     with pytest.raises(ValueError):
         KFold(K).labels(n, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("n,K", [(25, 10), (10, 10), (569, 10), (11, 2), (40, 10)])
+def test_kfold_any_n_follows_scikit_learn_sizes(n, K):
+    """Fold sizes floor(n/K) or ceil(n/K), the first n % K folds one larger (scikit-learn's rule)."""
+    from sklearn.model_selection import KFold as SkKFold
+
+    labels = KFold(K).labels(n, np.random.default_rng(1))
+    sizes = np.bincount(labels, minlength=K)
+    reference = [len(test) for _, test in SkKFold(K).split(np.zeros(n))]
+    assert sizes.tolist() == reference
+    assert sizes.max() - sizes.min() <= 1 and sizes.sum() == n
+
+
+@pytest.mark.parametrize("n,K", [(20, 10), (40, 10), (60, 5), (12, 4)])
+def test_kfold_labels_unchanged_when_k_divides_n(n, K):
+    """The generalisation gives exactly the earlier labels (and consumes the same draws)."""
+    a, b = np.random.default_rng(7), np.random.default_rng(7)
+    earlier = np.repeat(np.arange(K), n // K)[a.permutation(n)]
+    np.testing.assert_array_equal(KFold(K).labels(n, b), earlier)
+    assert a.random() == b.random()
 
 
 def test_tree_fast_path_predicts_like_plain_sklearn():

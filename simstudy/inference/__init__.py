@@ -1,6 +1,11 @@
-"""Inference on cross-validation output: variance estimators, tests and intervals.
+"""Inference on cross-validation output: variance estimators, and tests with their intervals.
 
-Pure functions on residuals and fold means; no simulation happens here.
+Pure functions on residuals, fold means and counts; no simulation happens here. One function
+per procedure; each returns a result object (:class:`TestResult` or a subclass) with the
+statistic, p-value, df, alternative, estimate, se and null value, and
+``.confidence_interval(confidence_level)`` giving the interval that matches the test (as
+``scipy.stats.ttest_1samp(...).confidence_interval()``). Nested CV is an interval procedure
+(:func:`nested_cv_interval`); Alpaydin's F is a test without an interval.
 """
 from simstudy.inference.results import (
     ConfidenceInterval,
@@ -8,32 +13,33 @@ from simstudy.inference.results import (
     TestResult,
     VarianceEstimates,
 )
-from simstudy.inference.intervals import (
-    binomial_interval,
-    clt_interval,
-    clt_test,
+from simstudy.inference.pivot import t_test, z_test
+from simstudy.inference.kfold import (
+    CVCLTSigma,
     cv_clt_sigma,
-    cv_t_interval,
-    five_by_two_interval,
-    holdout_interval,
-    holdout_test,
-    normal_interval,
-    resampled_t_interval,
-    t_interval,
-    z_test,
-)
-from simstudy.inference.nested import NestedCVResult, nested_cv_interval
-from simstudy.inference.tests import (
-    combined_f_test_5x2cv,
-    corrected_repeated_kfold_t_test,
-    corrected_resampled_t_test,
+    cv_clt_test,
     cv_t_test,
-    mcnemar_test,
-    paired_t_test_5x2cv,
+    holdout_test,
     rho_alpha,
-    two_proportion_z_test,
     zero_spread,
 )
+from simstudy.inference.resampling import (
+    FTestResult,
+    five_by_two_f_test,
+    five_by_two_t_test,
+    repeated_kfold_t_test,
+    resampled_t_test,
+)
+from simstudy.inference.proportions import (
+    BinomialTestResult,
+    TwoProportionTestResult,
+    binomial_test,
+    mcnemar_test,
+    two_proportion_z_test,
+    wilson_bounds,
+)
+from simstudy.inference.nested import NestedCVResult, nested_cv_interval
+from simstudy.inference.folds import FoldSummary, fold_summary
 from simstudy.inference.variance import (
     block_residuals,
     quadratic_forms,
@@ -43,36 +49,41 @@ from simstudy.inference.variance import (
 )
 
 __all__ = [
-    "binomial_interval",
-    "clt_interval",
-    "clt_test",
-    "combined_f_test_5x2cv",
-    "corrected_repeated_kfold_t_test",
-    "corrected_resampled_t_test",
-    "cv_clt_sigma",
-    "cv_t_interval",
-    "five_by_two_interval",
-    "holdout_interval",
-    "holdout_test",
-    "nested_cv_interval",
-    "NestedCVResult",
-    "normal_interval",
-    "resampled_t_interval",
-    "t_interval",
-    "z_test",
-    "mcnemar_test",
-    "paired_t_test_5x2cv",
-    "two_proportion_z_test",
+    # result objects
+    "BinomialTestResult",
     "ConfidenceInterval",
+    "CVCLTSigma",
+    "FoldSummary",
+    "FTestResult",
+    "NestedCVResult",
     "QuadraticForms",
     "TestResult",
+    "TwoProportionTestResult",
     "VarianceEstimates",
-    "block_residuals",
+    # procedures (tests with intervals)
+    "binomial_test",
+    "cv_clt_test",
     "cv_t_test",
-    "quadratic_forms",
+    "five_by_two_f_test",
+    "five_by_two_t_test",
+    "holdout_test",
+    "mcnemar_test",
+    "nested_cv_interval",
+    "repeated_kfold_t_test",
+    "resampled_t_test",
+    "two_proportion_z_test",
+    # building blocks
+    "t_test",
+    "z_test",
+    "cv_clt_sigma",
+    "fold_summary",
     "rho_alpha",
+    "wilson_bounds",
+    "zero_spread",
+    # variance estimators of Grandvalet & Bengio
+    "block_residuals",
+    "quadratic_forms",
     "variance_estimates",
     "variance_estimates_from_blocks",
     "variance_estimates_from_forms",
-    "zero_spread",
 ]

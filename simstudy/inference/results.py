@@ -1,9 +1,19 @@
-"""Result objects returned by the inference functions (scipy.stats style)."""
+"""Result objects of the inference functions (scipy.stats style).
+
+Every test returns a :class:`TestResult` (or a subclass): the statistic, p-value, degrees of
+freedom, alternative, the point estimate and its standard error, the null value ``mu0``, and
+a method :meth:`TestResult.confidence_interval` giving the interval that matches the test:
+``mu0`` lies in the level-(1 - alpha) interval exactly when the test of H0: mu = mu0 does not
+reject at level alpha (reject when ``pvalue < alpha``), with one-sided bounds for one-sided
+alternatives, as ``scipy.stats.ttest_1samp(...).confidence_interval()`` does.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+
+__all__ = ["ConfidenceInterval", "QuadraticForms", "TestResult", "VarianceEstimates"]
 
 
 @dataclass(frozen=True)
@@ -31,30 +41,8 @@ class QuadraticForms:
 
 
 @dataclass(frozen=True)
-class TestResult:
-    """Outcome of a hypothesis test.
-
-    Attributes
-    ----------
-    statistic : float or ndarray
-        The test statistic.
-    pvalue : float or ndarray
-        The p-value under the test's reference distribution.
-    df : float
-        Degrees of freedom of the reference distribution (``nan`` for a normal one).
-    alternative : str
-        ``"two-sided"``, ``"less"`` or ``"greater"``.
-    """
-
-    statistic: np.ndarray | float
-    pvalue: np.ndarray | float
-    df: float
-    alternative: str
-
-
-@dataclass(frozen=True)
 class ConfidenceInterval:
-    """A confidence interval ``[low, high]`` at confidence level ``1 - alpha``.
+    """A confidence interval ``[low, high]`` at level ``confidence_level``.
 
     Attributes
     ----------
@@ -62,20 +50,93 @@ class ConfidenceInterval:
         The point estimate the interval is built around (for asymmetric intervals, such as
         Wilson's, it need not be the midpoint).
     low, high : float or ndarray
-    alpha : float
+        Ends of the interval; one-sided intervals have an infinite end (or the bound, when
+        ``bounds`` are given).
+    confidence_level : float
     method : str
-        How the interval was built.
+        How the interval was built (the procedure's name).
     se : float or ndarray
         The standard error used (``nan`` for intervals not of the form estimate +- q se).
+    alternative : str
+        ``"two-sided"``, ``"less"`` (interval ``(-inf, high]``) or ``"greater"`` (``[low, inf)``).
+    bounds : (float, float) or None
+        Range of the estimated quantity (e.g. (0, 1) for an error rate) the interval was
+        clipped to; None: not clipped.
+    clipped : bool or ndarray of bool
+        True where a finite end fell outside ``bounds`` and was moved onto it.
     """
 
     estimate: np.ndarray | float
     low: np.ndarray | float
     high: np.ndarray | float
-    alpha: float
+    confidence_level: float
     method: str = ""
     se: np.ndarray | float = float("nan")
+    alternative: str = "two-sided"
+    bounds: tuple[float, float] | None = None
+    clipped: np.ndarray | bool = False
 
     @property
     def width(self):
         return self.high - self.low
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """Outcome of a test of H0: mu = mu0 built on a pivot (estimate - mu0) / se.
+
+    The reference distribution is Student's t with ``df`` degrees of freedom (the standard
+    normal when ``df`` is infinite). Arrays broadcast: a batch of replicates gives arrays.
+
+    Attributes
+    ----------
+    statistic : float or ndarray
+        The test statistic.
+    pvalue : float or ndarray
+        The p-value; the test rejects at level alpha when ``pvalue < alpha``.
+    df : float
+        Degrees of freedom of the reference distribution (``inf``: standard normal; ``nan``
+        for exact tests without one).
+    alternative : str
+        ``"two-sided"``, ``"less"`` (H1: mu < mu0) or ``"greater"`` (H1: mu > mu0).
+    estimate, se : float or ndarray
+        The point estimate of mu and its standard error.
+    mu0 : float or ndarray
+        The value of mu under H0.
+    method : str
+        The procedure's name.
+    bounds : (float, float) or None
+        Range of mu (e.g. (0, 1) for an error rate); intervals are clipped to it.
+
+    tolerance : float or ndarray
+        With se = 0: how far the estimate may be from mu0 and still count as equal to it (0
+        except for the CV t, whose fold means count as equal to within rounding).
+
+    Notes
+    -----
+    A zero standard error makes the statistic 0 when |estimate - mu0| <= tolerance (p-value 1
+    two-sided) and +-inf otherwise (the test rejects); the interval is then
+    estimate -+ tolerance (a point when the tolerance is 0), so test and interval agree in
+    this case too.
+    """
+
+    statistic: np.ndarray | float
+    pvalue: np.ndarray | float
+    df: float
+    alternative: str
+    estimate: np.ndarray | float = float("nan")
+    se: np.ndarray | float = float("nan")
+    mu0: np.ndarray | float = 0.0
+    method: str = ""
+    bounds: tuple[float, float] | None = None
+    tolerance: np.ndarray | float = 0.0
+
+    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
+        """The interval matching this test: estimate -+ q se, q the reference quantile.
+
+        Two-sided: q = quantile(1/2 + level/2) on both sides. ``"less"``: (-inf, estimate + q se]
+        with q = quantile(level); ``"greater"``: [estimate - q se, inf). Clipped to ``bounds``.
+        """
+        from simstudy.inference.pivot import pivot_interval
+
+        return pivot_interval(self, confidence_level)

@@ -1,7 +1,10 @@
 """Variance estimators of the K-fold cross-validation estimate.
 
-Notation of Grandvalet & Bengio (2006): n residuals e_i in K blocks (folds) T_1..T_K of equal
-size m = n / K; mu_hat = mean(e), mu_hat_k = mean of e over block k.
+Notation of Grandvalet & Bengio (2006): n residuals e_i in K blocks (folds) T_1..T_K of sizes
+m_k (equal, m = n / K, in the paper); mu_hat = mean(e), mu_hat_k = mean of e over block k.
+:func:`variance_estimates` takes folds of any sizes (its docstring derives the estimators for
+unequal blocks); the "blocked" helpers and the quadratic forms s1, s2, s3 are the paper's
+equal-block tools.
 
 All functions accept a batch: the residual array may have leading axes (one per replicate),
 with the last two axes being (K, m) in the "blocked" helpers.
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simstudy.inference.folds import check_folds, fold_summary
 from simstudy.inference.results import QuadraticForms, VarianceEstimates
 
 __all__ = [
@@ -30,32 +34,20 @@ def block_residuals(residuals, folds):
         Cross-validation residuals e_i (loss, or loss difference for a comparison).
     folds : array_like of int, shape (n,)
         Fold label of each residual. Every label must occur the same number of times
-        (the estimators assume n = K m).
+        (n = K m), at least twice.
 
     Returns
     -------
     blocks : ndarray, shape (..., K, m)
         ``blocks[..., k, :]`` holds the residuals of the k-th distinct label (sorted order).
     """
-    e = np.asarray(residuals, dtype=float)
-    folds = np.asarray(folds)
-    if e.ndim < 1 or folds.ndim != 1 or e.shape[-1] != folds.shape[0]:
-        raise ValueError(
-            f"folds must be a 1-D array with one label per residual; got residuals of shape "
-            f"{e.shape} and folds of shape {folds.shape}."
-        )
+    e, folds = check_folds(residuals, folds, 2, " (m >= 2: theta2 and theta4 divide by m - 1)")
     labels, counts = np.unique(folds, return_counts=True)
-    if labels.size < 2:
-        raise ValueError(f"folds must contain at least 2 distinct labels (K >= 2); got {labels.size}.")
     if np.any(counts != counts[0]):
         raise ValueError(
-            "folds must all have the same size (n must be a multiple of K for these estimators); "
-            f"got fold sizes {dict(zip(labels.tolist(), counts.tolist()))}."
-        )
-    if counts[0] < 2:
-        raise ValueError(
-            "each fold must hold at least 2 residuals (m >= 2): theta2 and theta4 divide by m - 1; "
-            "use leave-one-out formulas instead."
+            "folds must all have the same size for the blocked (equal-fold) forms; got fold sizes "
+            f"{dict(zip(labels.tolist(), counts.tolist()))}. variance_estimates(residuals, folds) "
+            "takes unequal folds."
         )
     order = np.argsort(folds, kind="stable")
     return e[..., order].reshape(e.shape[:-1] + (labels.size, counts[0]))
@@ -140,7 +132,11 @@ def variance_estimates_from_blocks(blocks) -> VarianceEstimates:
 
 
 def variance_estimates(residuals, folds) -> VarianceEstimates:
-    """Variance estimates theta1..theta5 of the K-fold CV estimate (Grandvalet & Bengio 2006).
+    """Variance estimates theta1..theta5 of the K-fold CV estimate mu_hat = mean(e), any fold sizes.
+
+    Grandvalet & Bengio (2006) define them for equal blocks; with equal folds this function
+    returns exactly their Table 1 estimators (:func:`variance_estimates_from_blocks`). For
+    folds of unequal sizes m_1..m_K it returns the generalisation derived below.
 
     Parameters
     ----------
@@ -148,13 +144,63 @@ def variance_estimates(residuals, folds) -> VarianceEstimates:
         Residuals e_i: the loss of the model trained without i's fold on example i, or for a
         comparison of two algorithms the difference of their losses. Leading axes are
         replicates.
-    folds : array_like of int, shape (n,)
-        Fold label of each residual; all folds must have the same size m >= 2.
+    folds : array_like, shape (n,)
+        Fold label of each residual; every fold must hold at least 2 residuals.
 
     Returns
     -------
     VarianceEstimates
-        theta1..theta5 (see :func:`variance_estimates_from_blocks` for the formulas).
+        theta1..theta5.
+
+    Notes
+    -----
+    **Model** (section 3 of the paper, any block sizes): E e_i = mu, Var e_i = sigma^2,
+    Cov(e_i, e_j) = omega within a block and gamma between blocks. With n = sum_k m_k and
+    Q = sum_k m_k^2 there are Q - n ordered pairs within blocks and n^2 - Q between them, so
+    Lemma 1 reads
+
+        theta = Var(mu_hat) = (n sigma^2 + (Q - n) omega + (n^2 - Q) gamma) / n^2
+              = a / n + (Q / n^2) b + gamma,     a = sigma^2 - omega,  b = omega - gamma.
+
+    **Which estimators.** theta2..theta5 of the paper do not change when a constant is added
+    to every residual (translation invariance: an error rate and the matching accuracy get
+    the same variance). Such a quadratic form, symmetric within blocks, combines within-fold
+    sums of squares and a centred form in the fold means, and under the model its
+    expectation is alpha a + beta b: neither mu nor gamma can enter. So each estimator is
+    fixed by the pair (alpha, beta) it estimates; we keep the paper's pairs. The two
+    unbiased building blocks are
+
+        a_hat = sum_k (m_k / n) s_k^2                      (s_k^2: variance of fold k, ddof 1)
+            E s_k^2 = sigma^2 - omega = a, so E a_hat = a;
+        b_hat = (MSB - a_hat) / n0,   MSB = sum_k m_k (mu_hat_k - mu_hat)^2 / (K - 1),
+                                      n0 = (n - Q / n) / (K - 1),
+            since sum_k m_k (mu_hat_k - mu_hat)^2 = sum_k m_k mu_hat_k^2 - n mu_hat^2 with
+            E[m_k mu_hat_k^2] = m_k (b + gamma + mu^2) + a and E[n mu_hat^2] = n theta + n mu^2,
+            so E[MSB] = a + n0 b (the one-way ANOVA identity for unbalanced groups).
+
+    Then
+
+    ======  ==================================  ==================================================
+    theta1  mu_hat^2                            theta + mu^2
+    theta2  a_hat/n + (Q/n^2 - 1) b_hat         theta - omega            (unbiased if omega = 0)
+    theta3  a_hat/n + (Q/n^2) b_hat             theta - gamma            (unbiased if gamma = 0)
+    theta4  a_hat/n                             theta - (Q/n^2)(omega - gamma) - gamma
+    theta5  sum_i (e_i - mu_hat)^2/(n(n-1))     theta - (Q-n)/(n(n-1)) omega - (n^2-Q)/(n(n-1)) gamma
+    ======  ==================================  ==================================================
+
+    (third column: the expectation). With equal blocks Q = n m and n0 = m: theta3 = MSB/n =
+    sum_k (mu_hat_k - mu_hat)^2 / (K(K-1)), theta4 = sum_k s_k^2 / (nK), and the biases are
+    Table 1's. For unequal blocks theta3 puts the weight (n^2 - K Q) / (n (n^2 - Q)) <= 0 on
+    a_hat (zero exactly for equal blocks), so it can be slightly negative when the fold means
+    hardly differ; theta2 can be negative as in the paper.
+
+    Not used: the paper's quadratic forms with pair counts in place of m (theta3 = mu_hat^2
+    - s3 with s3 the mean product over between-block pairs, and so on) keep these
+    expectations but, for unequal blocks, are not translation invariant.
+
+    The CV t-test (:func:`~simstudy.inference.cv_t_test`) works on the fold means instead:
+    s^2(mu_hat_k) / K is unbiased, when gamma = 0, for the variance of the *unweighted* mean of
+    the fold means, for any block sizes.
 
     Examples
     --------
@@ -163,4 +209,29 @@ def variance_estimates(residuals, folds) -> VarianceEstimates:
     >>> float(est.theta3)  # fold means 0.5 and 1, mean 0.75: (2 * 0.25**2) / (2 * 1)
     0.0625
     """
-    return variance_estimates_from_blocks(block_residuals(residuals, folds))
+    e, folds = check_folds(residuals, folds, 2, " (theta2, theta3 and theta4 need a within-fold variance)")
+    _, counts = np.unique(folds, return_counts=True)
+    if np.all(counts == counts[0]):
+        return variance_estimates_from_blocks(block_residuals(e, folds))
+    return unequal_fold_estimates(e, folds)
+
+
+def unequal_fold_estimates(residuals, folds) -> VarianceEstimates:
+    """theta1..theta5 from a_hat and b_hat (see :func:`variance_estimates`); any fold sizes.
+
+    :func:`variance_estimates` uses it for unequal folds only (equal folds take the paper's
+    compact forms, which agree to rounding).
+    """
+    summary = fold_summary(residuals, folds)
+    e = np.asarray(residuals, dtype=float)
+    m = summary.sizes.astype(float)
+    n, K = float(m.sum()), summary.K
+    Q = float(np.sum(m**2))
+    mu = e.mean(axis=-1)
+    a_hat = np.sum(m / n * summary.variances, axis=-1)                       # E = sigma^2 - omega
+    msb = np.sum(m * (summary.means - mu[..., None]) ** 2, axis=-1) / (K - 1)
+    n0 = (n - Q / n) / (K - 1)
+    b_hat = (msb - a_hat) / n0                                               # E = omega - gamma
+    theta5 = np.sum((e - mu[..., None]) ** 2, axis=-1) / (n * (n - 1))
+    return VarianceEstimates(theta1=mu**2, theta2=a_hat / n + (Q / n**2 - 1) * b_hat,
+                             theta3=a_hat / n + Q / n**2 * b_hat, theta4=a_hat / n, theta5=theta5)

@@ -11,10 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.inference import (
-    corrected_resampled_t_test, cv_t_interval, cv_t_test, five_by_two_interval, normal_interval,
-    paired_t_test_5x2cv, resampled_t_interval, z_test,
-)
+from simstudy.inference import cv_t_test, five_by_two_t_test, resampled_t_test, z_test
 from simstudy.metrics import rejection_rate
 
 __all__ = ["INTERVALS", "TESTS", "aggregate", "procedure_intervals", "procedure_pvalues", "coverage_table"]
@@ -39,43 +36,40 @@ def _stack(column: pd.Series) -> np.ndarray:
     return np.stack([np.asarray(v, dtype=float) for v in column])
 
 
-def procedure_intervals(group: pd.DataFrame, alpha: float) -> dict[str, Any]:
-    """Every interval procedure for the replicates of one (n, subject) group."""
+def _procedure_tests(group: pd.DataFrame, alternative: str) -> dict[str, Any]:
+    """Every procedure's test of H0: mean = 0 for the replicates of one (n, subject) group.
+
+    Each result gives its p-values and, by ``.confidence_interval(level)``, the matching
+    interval; intervals are not clipped to the loss's bounds (see :func:`aggregate`).
+    """
     n, K = int(group["n"].iloc[0]), int(group["K"].iloc[0])
     m = n // K
     fm, tv = _stack(group["fold_means"]), _stack(group["tv_estimates"])
-    out = {
-        "cv_clt_all_pairs": normal_interval(group["estimate"], group["sigma_out"] / np.sqrt(n), alpha),
-        "cv_clt_within_fold": normal_interval(group["estimate"], group["sigma_in"] / np.sqrt(n), alpha),
-        "holdout_clt": normal_interval(group["holdout_mean"], group["holdout_se"], alpha),
-        "cv_t": cv_t_interval(fm, alpha),
-        "cv_t_rho0.7": cv_t_interval(fm, alpha, rho=0.7),
-        "5x2cv_t": five_by_two_interval(_stack(group["five_by_two"]).reshape(-1, 5, 2), alpha),
-        "repeated_tv_t": resampled_t_interval(tv, n - m, m, alpha, corrected=False),
-        "nadeau_bengio": resampled_t_interval(tv, n - m, m, alpha, corrected=True),
+    return {
+        "cv_clt_all_pairs": z_test(group["estimate"], group["sigma_out"] / np.sqrt(n), alternative=alternative),
+        "cv_clt_within_fold": z_test(group["estimate"], group["sigma_in"] / np.sqrt(n), alternative=alternative),
+        "holdout_clt": z_test(group["holdout_mean"], group["holdout_se"], alternative=alternative),
+        "cv_t": cv_t_test(fm, alternative=alternative),
+        "cv_t_rho0.7": cv_t_test(fm, rho=0.7, alternative=alternative),
+        "5x2cv_t": five_by_two_t_test(_stack(group["five_by_two"]).reshape(-1, 5, 2), alternative=alternative),
+        "repeated_tv_t": resampled_t_test(tv, n - m, m, correction=None, alternative=alternative),
+        "nadeau_bengio": resampled_t_test(tv, n - m, m, correction="nadeau-bengio", alternative=alternative),
     }
+
+
+def procedure_intervals(group: pd.DataFrame, alpha: float) -> dict[str, Any]:
+    """Every interval procedure (two-sided, level 1 - alpha) for the replicates of one (n, subject) group."""
+    out = {name: test.confidence_interval(1 - alpha) for name, test in _procedure_tests(group, "two-sided").items()}
     nested = group["nested_estimate"].notna().to_numpy()
     if nested.any():
-        out["nested_cv"] = (nested, normal_interval(group["nested_estimate"][nested], group["nested_se"][nested],
-                                                    alpha))
+        out["nested_cv"] = (nested, z_test(group["nested_estimate"][nested], group["nested_se"][nested])
+                            .confidence_interval(1 - alpha))
     return out
 
 
 def procedure_pvalues(group: pd.DataFrame) -> dict[str, np.ndarray]:
     """One-sided p-values of H1 "A better than B" (mean loss difference < 0) for every test."""
-    n, K = int(group["n"].iloc[0]), int(group["K"].iloc[0])
-    m = n // K
-    fm, tv = _stack(group["fold_means"]), _stack(group["tv_estimates"])
-    return {
-        "cv_clt_all_pairs": z_test(group["estimate"], group["sigma_out"] / np.sqrt(n), "less").pvalue,
-        "cv_clt_within_fold": z_test(group["estimate"], group["sigma_in"] / np.sqrt(n), "less").pvalue,
-        "holdout_clt": z_test(group["holdout_mean"], group["holdout_se"], "less").pvalue,
-        "cv_t": cv_t_test(fm, alternative="less").pvalue,
-        "cv_t_rho0.7": cv_t_test(fm, rho=0.7, alternative="less").pvalue,
-        "5x2cv_t": paired_t_test_5x2cv(_stack(group["five_by_two"]).reshape(-1, 5, 2), "less").pvalue,
-        "repeated_tv_t": corrected_resampled_t_test(tv, n - m, m, "less", corrected=False).pvalue,
-        "nadeau_bengio": corrected_resampled_t_test(tv, n - m, m, "less", corrected=True).pvalue,
-    }
+    return {name: test.pvalue for name, test in _procedure_tests(group, "less").items()}
 
 
 def _rate_columns(prefix: str, flags) -> dict[str, Any]:
@@ -96,6 +90,10 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
         Test rows: ``rejection_rate`` overall, ``size`` among replicates with R_n >= 0 and
         ``power`` among replicates with R_n < 0, with Wilson intervals and counts.
     """
+    # Intervals are not clipped to the loss's bounds, so widths are those of the procedures as
+    # published. Clipping could not change a coverage count: the target (an error rate, or a
+    # difference of two) lies inside the bounds, and for a point t in [b_low, b_high],
+    # low <= t <= high holds exactly when max(low, b_low) <= t <= min(high, b_high).
     ok = records[records["error"].fillna("") == ""]
     summary, tests = [], []
     for (n, subject), group in ok.groupby(["n", "subject"], sort=True):

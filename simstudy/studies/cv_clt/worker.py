@@ -94,15 +94,14 @@ class CVCLTWorker:
         return sorted(out, key=lambda v: (v[1], order[v[0]]))
 
     def _nested(self, learner, state, y, labels, losses, cond: SizeCondition, r: int, fit_rng) -> tuple[float, float]:
-        n, K, m = cond.n, cond.K, cond.m
+        n, K = cond.n, cond.K
 
         def loss_fn(train, test):
             return score(learner, state, learner.fit(state, train, fit_rng), test, y, self.loss)
 
-        order = np.argsort(labels, kind="stable")
         nested_rng = replicate_rng(self.seed, condition_key({"condition": cond.key, "nested_cv": True}), r)
         res = nested_cv_losses(loss_fn, n, K, self.nested_cv_repetitions, nested_rng, first_labels=labels,
-                               first_outer_losses=losses[order].reshape(K, m))
+                               first_outer_losses=losses)
         out = nested_cv_interval(res.pair_losses, res.outer_losses)
         return out.estimate, out.se
 
