@@ -131,7 +131,7 @@ def test_readings_script_moments_match_brute_force(tie):
 
 def test_readings_script_reproduces_the_study_and_its_simulation_agrees():
     """tie = overall, E[Delta0], random partition: the study's numbers; a simulation for 'coin'."""
-    from simstudy.studies.histogram_exact import exact_expectations, sample_tables
+    from simstudy.studies.nedelko_histogram.exact import exact_expectations, sample_tables
     script = _load_script()
     p = np.array([0.25, 0.1, 0.05, 0.2, 0.3, 0.1])
     study = exact_expectations(sample_tables(3, 12, 4), p[None]).set_index("estimator")["mean_delta0"]
