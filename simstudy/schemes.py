@@ -118,17 +118,48 @@ def nested_cv_losses(losses: Callable[[np.ndarray, np.ndarray], np.ndarray], n: 
         Fits the learner on the training positions (indices 0..n-1 into the sample) and
         returns the loss of each test position, in the order given.
     n, K, repetitions : int
-        n must be a multiple of K, K >= 3 (the inner CV needs two training folds).
+        n must be a multiple of K with n >= 2K, and K >= 3 (the inner CV needs two training
+        folds, the within-fold variance two points per fold).
     rng : Generator
         Draws the fold assignments of repetitions not given.
     first_labels, first_outer_losses : ndarray, optional
         The fold labels of an ordinary K-fold CV already run on the same sample, and its
         losses in fold blocks (K, m): repetition 0 reuses them (no outer refits).
+
+    Raises
+    ------
+    ValueError
+        If n is not a multiple of K (the message names the nearest valid n), n < 2K, K < 3
+        or repetitions < 1.
+
+    Notes
+    -----
+    Unequal folds are refused rather than generalised. Bates, Hastie & Tibshirani's
+    corrections use the training sizes of equal folds: the inner models see n(K-2)/K points,
+    the outer ones n(K-1)/K, which gives the bias factor 1 + (K-2)/K (exact when the excess
+    error decays like 1/size) and the rescaling (K-1)/K of the MSE of the inner (K-1)-fold
+    CV to K-fold CV on n points. With fold sizes m_k the inner training sizes n - m_k - m_j
+    vary by pair and the inner CV of fold k has n - m_k points; the same 1/size model then
+    gives a factor (n - m_k)/n on each fold's a_k - b_k and the bias factor
+    (mean_pairs 1/(n - m_k - m_j) - 1/n) / (mean_pairs 1/(n - m_k - m_j) - mean_k 1/(n - m_k))
+    with point-weighted means. That generalisation would be ours, not the authors', and with
+    sizes differing by at most one point it differs from dropping the n mod K surplus points
+    by O(1/n). The authors' package assumes equal folds too: ``nested_cv_helper`` never tests
+    the last n mod K rows (in data order) but trains on them in every fit. So: use n a
+    multiple of K, or a K that divides n.
     """
     if K < 3:
         raise ValueError(f"nested CV needs K >= 3 folds; got K={K}.")
     if repetitions < 1:
         raise ValueError(f"nested CV needs at least 1 repetition; got {repetitions}.")
+    if n % K or n < 2 * K:
+        raise ValueError(f"nested CV needs equal folds of at least 2 points (n a multiple of K, n >= 2K); got n={n}, "
+                         f"K={K}. {_nearest_valid_n(n, K)}")
+    if first_labels is not None:
+        sizes = np.bincount(np.asarray(first_labels), minlength=K)
+        if sizes.size != K or np.any(sizes != n // K):
+            raise ValueError(f"first_labels must put n/K = {n // K} points in each of the K={K} folds; got fold "
+                             f"sizes {sizes.tolist()}.")
     m = n // K
     pair = np.full((repetitions, K, K, m), np.nan)
     outer = np.empty((repetitions, K, m))
@@ -149,3 +180,12 @@ def nested_cv_losses(losses: Callable[[np.ndarray, np.ndarray], np.ndarray], n: 
             for k in range(K):
                 outer[r, k] = losses(np.flatnonzero(labels != k), members[k])
     return NestedCVLosses(pair, outer, all_labels)
+
+
+def _nearest_valid_n(n: int, K: int) -> str:
+    """Advice for an error message: the multiples of K (at least 2K) nearest to n."""
+    below, above = (n // K) * K, -(-n // K) * K
+    if below >= 2 * K:
+        drop = n - below
+        return f"Use n={below} (drop {drop} point{'s' if drop > 1 else ''}) or n={above}, or a K that divides n={n}."
+    return f"The smallest valid n is {2 * K}."

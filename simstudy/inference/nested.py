@@ -5,27 +5,90 @@ fold models share training points, so the variance of the CV estimate is under-e
 Nested CV estimates the mean squared error of the CV estimate directly: for each outer fold
 k, the inner CV on the other K-1 folds is an honest estimate of the error of a model trained
 on the outer training set, and its disagreement with the outer fold's own losses measures
-how far a CV estimate falls from the error it targets.
+how far a CV estimate falls from the error it targets. The target is Err_XY, the error of the
+model trained on all n points.
 
-With e_in(r, k) the inner-CV losses and e_out(r, k) the outer-fold losses of repetition r
-(Algorithm 1 of the paper):
+Reference: S. Bates, T. Hastie, R. Tibshirani, "Cross-validation: what does it estimate and
+how well does it do it?", JASA 118 (2023), arXiv:2104.00673, Section 4 and Algorithm 1; the
+authors' R package ``stephenbates19/nestedcv``, ``R/core.R``, functions ``nested_cv`` and
+``nested_cv_helper`` (commit 7f9d5ae, 2022-06-09).
 
-    a_{r,k} = (mean e_in(r,k) - mean e_out(r,k))^2
-    b_{r,k} = var(e_out(r,k)) / m                      (m = n / K points per fold)
-    MSE_hat = mean(a) - mean(b)
-    Err_NCV = mean of all e_in
+Notation: R repetitions (random fold assignments), K folds of m = n/K points. For
+repetition r and outer fold k, e_in(r, k) are the (K-1) m inner-CV losses (fold j != k
+predicted by the model trained without folds k and j) and e_out(r, k) the m losses of fold k
+predicted by the model trained without fold k. Both methods share Algorithm 1:
 
-The point estimate removes the bias of training on n (K-2)/K points: with errors that decay
-like 1/(training size), Err(n(K-2)/K) - Err(n) = (1 + (K-2)/K) (Err(n(K-2)/K) - Err(n(K-1)/K)),
-so bias_hat = (1 + (K-2)/K) (Err_NCV - Err_CV) and the interval is
+    a_{r,k}  = (mean e_in(r,k) - mean e_out(r,k))^2                  (Algorithm 1, a_list)
+    b_{r,k}  = s^2(e_out(r,k)) / m      (s^2: variance with ddof=1)   (Algorithm 1, b_list)
+    MSE_hat  = mean_{r,k} a - mean_{r,k} b
+    Err_NCV  = mean of all R K (K-1) m inner losses                    (Algorithm 1, es)
 
-    Err_NCV - bias_hat +- q_{1-alpha/2} sqrt((K-1)/K) sqrt(MSE_hat),
+and the interval Err_hat +- z_{1-alpha/2} SE with z the standard normal quantile. They differ
+in the bias correction and in the clipping of SE (``method``):
 
-with the standard error kept between the naive CV one, sd(e)/sqrt(n), and sqrt(K) times it,
-as the paper recommends. Its target is Err_XY, the error of the model trained on all n points.
+``"paper"`` (default; Section 4 of the paper as implemented in the independent readings
+cited below; our choice where the text is silent is marked)
+
+    Err_CV   = mean of all R n outer losses (the repeated ordinary CV estimate)
+    bias_hat = (1 + (K-2)/K) (Err_NCV - Err_CV)
+    Err_hat  = Err_NCV - bias_hat
+    SE_raw   = sqrt((K-1)/K * max(MSE_hat, 0))
+    SE_naive = sd(all R n outer losses) / sqrt(n)        [pooled over repetitions: our choice]
+    SE       = min(max(SE_raw, SE_naive), sqrt(K) SE_naive)
+
+``"package"`` (``nested_cv`` in ``R/core.R``, line by line)
+
+    Err_CV   = mean of B = ceil(R/5) ordinary CV estimates (``bias_reps``)
+    bias_hat = (1 + ((K-2)/K)^1.5) (Err_NCV - Err_CV)                   (``bias_est``)
+    Err_hat  = Err_NCV - bias_hat                                       (``pred_est``)
+    s_in     = sd(all inner losses)                                     (``sd(ho_errs)``)
+    infl     = min(max(sqrt(max(MSE_hat, 0)) / (s_in / sqrt(n_sub)), 1), sqrt(K)),
+               n_sub = floor(n (K-1)/K)                                 (``ugp_infl``)
+    SE       = infl * s_in / sqrt(n)
+             = min(max(sqrt(n_sub/n * max(MSE_hat, 0)), s_in/sqrt(n)), sqrt(K) s_in/sqrt(n))
+
+  The package draws its B ordinary CVs with fresh fold assignments; here they are the outer
+  CVs of the first B repetitions (each is an ordinary K-fold CV with a uniformly random
+  assignment, so each has the package's distribution; they are not independent of the inner
+  losses of the same repetitions). When s_in = 0 the package divides 0 by 0 and returns NaN
+  limits; here the clip then gives SE = 0. The package's default level is alpha = 0.1 and its
+  default R = 50; ours are alpha = 0.05 and whatever R the caller ran.
+
+Why the two bias factors. With equal folds the inner models train on n(K-2)/K points, the
+outer ones on n(K-1)/K, the target on n. If the expected excess error decays like
+s^(-gamma) in the training size s, then
+
+    Err(n(K-2)/K) - Err(n) = f_gamma (Err(n(K-2)/K) - Err(n(K-1)/K)),
+    f_gamma = ((K/(K-2))^gamma - 1) / ((K/(K-2))^gamma - (K/(K-1))^gamma).
+
+gamma = 1 gives f_1 = 2(K-1)/K = 1 + (K-2)/K exactly: the paper's factor. The package's
+1 + ((K-2)/K)^1.5 is an empirical constant (changed from 1 + ((K-2)/(K-1))^1.5 in commit
+51e881a, 2021-03-18, "updated bias multiplier"); it is close to, but not, f_2:
+
+    K        3       5       10
+    paper    1.3333  1.6000  1.8000     (= f_1)
+    package  1.1925  1.4648  1.7155
+    f_2      1.1852  1.4629  1.7153
+
+What could and could not be checked against the paper: its text was not available here.
+Algorithm 1 and the formulas above for a, b, MSE_hat and Err_NCV agree with the package's
+``nested_cv_helper`` and with two independent implementations that cite the paper
+(mlr-org/mlr3inferr ``R/MeasureCiNestedCV.R``, whose comments read "we recommend re-scaling
+to obtain an estimate for a sample of size n" before the (K-1)/K and note that its bias factor
+1 + (K-2)/K differs from the package's; and a MATLAB function ``nestedCV`` by A. Smoulder
+(2021) citing arXiv v1, whose comment says v1's Algorithm 1 printed b = var(e_out) without
+the 1/m). Both use 1 + (K-2)/K and sqrt((K-1)/K MSE_hat) clipped to
+[SE_naive, sqrt(K) SE_naive]. They disagree on SE_naive (mlr3inferr: sd of the inner losses,
+as the package; the MATLAB code: sd of the outer losses, as here), so which losses the paper's
+"naive" standard error uses is not verified; we take the ordinary CV's, i.e. the naive
+interval's own standard error.
+
+Unequal folds are refused upstream (:func:`simstudy.schemes.nested_cv_losses`); the arrays
+taken here have one fold size m by construction. See that function for the reasons.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +98,10 @@ stats = LazyModule("scipy.stats")
 
 from simstudy.inference.results import ConfidenceInterval
 
-__all__ = ["NestedCVResult", "nested_cv_interval"]
+__all__ = ["NESTED_CV_METHODS", "NestedCVResult", "bias_factor", "nested_cv_interval"]
+
+#: The two variants of :func:`nested_cv_interval`.
+NESTED_CV_METHODS = ("paper", "package")
 
 
 @dataclass(frozen=True)
@@ -45,18 +111,28 @@ class NestedCVResult:
     Attributes
     ----------
     estimate, low, high : float
-        Bias-corrected point estimate and interval ends.
+        Bias-corrected point estimate Err_hat and interval ends Err_hat -+ z SE.
     alpha : float
     se : float
-        Standard error used for the interval (after clipping).
+        Standard error used for the interval (after clipping, if any).
     err_ncv, err_cv : float
-        Mean inner-CV loss and mean outer (ordinary CV) loss.
+        Mean inner-CV loss Err_NCV, and the ordinary-CV estimate Err_CV used by the bias
+        correction (all repetitions for ``"paper"``, the first B for ``"package"``).
     mse_hat : float
-        Estimated mean squared error of the CV estimate (may be negative before clipping).
+        Estimated mean squared error of the CV estimate with K-1 folds (may be negative).
     bias : float
         The subtracted bias estimate (0 without bias correction).
     se_naive : float
-        sd(e)/sqrt(n) of the first repetition's ordinary CV losses.
+        Lower clipping bound: sd of the outer losses / sqrt(n) (``"paper"``) or sd of the inner
+        losses / sqrt(n) (``"package"``). The upper bound is sqrt(K) times it.
+    se_raw : float
+        sqrt((K-1)/K max(MSE_hat, 0)), the standard error before clipping.
+    method : str
+        ``"paper"`` or ``"package"``.
+    bias_factor : float
+        The multiplier of Err_NCV - Err_CV (0 without bias correction).
+    repetitions, bias_repetitions, folds, fold_size : int
+        R, the repetitions whose outer losses give Err_CV, K and m.
     """
 
     estimate: float
@@ -69,19 +145,94 @@ class NestedCVResult:
     mse_hat: float
     bias: float
     se_naive: float
+    se_raw: float = math.nan
+    method: str = "paper"
+    bias_factor: float = math.nan
+    repetitions: int = 0
+    bias_repetitions: int = 0
+    folds: int = 0
+    fold_size: int = 0
 
     @property
     def interval(self) -> ConfidenceInterval:
-        return ConfidenceInterval(self.estimate, self.low, self.high, self.alpha, "nested cv", self.se)
+        return ConfidenceInterval(self.estimate, self.low, self.high, self.alpha, f"nested cv ({self.method})", self.se)
 
     @property
     def width(self) -> float:
         return self.high - self.low
 
+    @property
+    def inflation(self) -> float:
+        """SE / se_naive: the package's ``sd_infl`` (in [1, sqrt(K)] when clipped)."""
+        return self.se / self.se_naive if self.se_naive > 0 else math.nan
+
+
+def bias_factor(K: int, method: str = "paper") -> float:
+    """Multiplier of Err_NCV - Err_CV in the bias estimate.
+
+    ``"paper"``: 1 + (K-2)/K (exact when the excess error decays like 1/training size);
+    ``"package"``: 1 + ((K-2)/K)^1.5 (``bias_est`` in ``nested_cv``, ``R/core.R``).
+    """
+    _check_method(method)
+    return 1 + (K - 2) / K if method == "paper" else 1 + ((K - 2) / K) ** 1.5
+
+
+def _check_method(method: str) -> None:
+    if method not in NESTED_CV_METHODS:
+        raise ValueError(f"method must be one of {NESTED_CV_METHODS}; got {method!r}.")
+
+
+@dataclass(frozen=True)
+class _Algorithm1:
+    """The quantities of Algorithm 1 shared by both methods."""
+
+    inner: np.ndarray       # (R, K, K-1, m) inner-CV losses of each outer fold
+    outer: np.ndarray       # (R, K, m)
+    a: np.ndarray           # (R, K)
+    b: np.ndarray           # (R, K)
+
+    @property
+    def mse_hat(self) -> float:
+        return float(self.a.mean() - self.b.mean())
+
+    @property
+    def err_ncv(self) -> float:
+        return float(self.inner.mean())
+
+
+def _algorithm_1(pair: np.ndarray, outer: np.ndarray) -> _Algorithm1:
+    R, K, _, m = pair.shape
+    off = ~np.eye(K, dtype=bool)
+    inner = pair[:, off, :].reshape(R, K, K - 1, m)           # row k: folds j != k, in order of j
+    a = (inner.mean(axis=(2, 3)) - outer.mean(axis=2)) ** 2     # (mean e_in - mean e_out)^2
+    b = outer.var(axis=2, ddof=1) / m                           # var(e_out) / |I_k|
+    return _Algorithm1(inner, outer, a, b)
+
+
+def _validated_arrays(pair_losses, outer_losses) -> tuple[np.ndarray, np.ndarray]:
+    pair = np.asarray(pair_losses, dtype=float)
+    outer = np.asarray(outer_losses, dtype=float)
+    if pair.ndim != 4 or outer.ndim != 3 or pair.shape[:2] != outer.shape[:2] or pair.shape[2] != pair.shape[1] \
+            or pair.shape[3] != outer.shape[2]:
+        raise ValueError(f"need pair_losses of shape (R, K, K, m) and outer_losses of shape (R, K, m); "
+                         f"got {pair.shape} and {outer.shape}.")
+    R, K, _, m = pair.shape
+    if R < 1:
+        raise ValueError("nested CV needs at least 1 repetition; got R=0.")
+    if K < 3:
+        raise ValueError(f"nested CV needs K >= 3 folds; got K={K}.")
+    if m < 2:
+        raise ValueError(f"nested CV needs at least 2 points per fold (the within-fold variance b); got m={m}.")
+    return pair, outer
+
 
 def nested_cv_interval(pair_losses, outer_losses, alpha: float = 0.05, bias_correction: bool = True,
-                       clip: bool = True) -> NestedCVResult:
-    """Nested-CV confidence interval for the prediction error of the model fit on all data.
+                       clip: bool = True, method: str = "paper",
+                       bias_repetitions: int | None = None) -> NestedCVResult:
+    """Nested-CV confidence interval for Err_XY, the error of the model fit on all n points.
+
+    The formulas of both methods, with their sources, are in the module docstring
+    (:mod:`simstudy.inference.nested`).
 
     Parameters
     ----------
@@ -91,10 +242,17 @@ def nested_cv_interval(pair_losses, outer_losses, alpha: float = 0.05, bias_corr
     outer_losses : array_like, shape (R, K, m)
         ``outer_losses[r, k]``: losses on fold k of the model trained without fold k.
     alpha : float
+        1 - confidence level; the quantile is z_{1-alpha/2} of the standard normal.
     bias_correction : bool
-        Subtract (1 + (K-2)/K)(Err_NCV - Err_CV) from Err_NCV (default) or centre at Err_NCV.
+        Subtract bias_factor (Err_NCV - Err_CV) from Err_NCV (default) or centre at Err_NCV.
     clip : bool
-        Keep the standard error in [se_naive, sqrt(K) se_naive] (default).
+        Keep SE in [se_naive, sqrt(K) se_naive] (default).
+    method : {"paper", "package"}
+        Bates, Hastie & Tibshirani's Algorithm 1 and Section 4 (default), or the R package's
+        ``nested_cv``.
+    bias_repetitions : int, optional
+        ``"package"`` only: the number B of ordinary CVs behind Err_CV (default ceil(R/5), the
+        package's ``bias_reps``); the outer CVs of repetitions 0..B-1 are used.
 
     Returns
     -------
@@ -107,32 +265,31 @@ def nested_cv_interval(pair_losses, outer_losses, alpha: float = 0.05, bias_corr
     """
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1); got {alpha!r}.")
-    pair = np.asarray(pair_losses, dtype=float)
-    outer = np.asarray(outer_losses, dtype=float)
-    if pair.ndim != 4 or outer.ndim != 3 or pair.shape[:2] != outer.shape[:2] or pair.shape[2] != pair.shape[1] \
-            or pair.shape[3] != outer.shape[2]:
-        raise ValueError(f"need pair_losses of shape (R, K, K, m) and outer_losses of shape (R, K, m); "
-                         f"got {pair.shape} and {outer.shape}.")
+    _check_method(method)
+    pair, outer = _validated_arrays(pair_losses, outer_losses)
     R, K, _, m = pair.shape
-    if K < 3:
-        raise ValueError(f"nested CV needs K >= 3 folds; got K={K}.")
-    if m < 2:
-        raise ValueError(f"nested CV needs at least 2 points per fold (the within-fold variance b); got m={m}.")
-    off = ~np.eye(K, dtype=bool)
-    inner = pair[:, off, :].reshape(R, K, K - 1, m)          # (R, K, K-1, m): inner CV of each outer fold
-    inner_mean = inner.mean(axis=(2, 3))                     # (R, K)
-    outer_mean = outer.mean(axis=2)
-    a = (inner_mean - outer_mean) ** 2
-    b = outer.var(axis=2, ddof=1) / m
-    mse_hat = float(a.mean() - b.mean())
-    err_ncv = float(inner_mean.mean())
-    err_cv = float(outer_mean.mean())
-    bias = (1 + (K - 2) / K) * (err_ncv - err_cv) if bias_correction else 0.0
+    n = K * m
+    if method == "paper":
+        if bias_repetitions is not None:
+            raise ValueError("bias_repetitions applies to method='package' only; the paper's Err_CV uses every "
+                             f"repetition (got bias_repetitions={bias_repetitions!r}).")
+        B = R
+    else:
+        B = math.ceil(R / 5) if bias_repetitions is None else int(bias_repetitions)
+        if not 1 <= B <= R:
+            raise ValueError(f"bias_repetitions must lie in 1..R={R}; got {bias_repetitions!r}.")
+    alg = _algorithm_1(pair, outer)
+    err_ncv, mse_hat = alg.err_ncv, alg.mse_hat
+    err_cv = float(outer[:B].mean())
+    factor = bias_factor(K, method) if bias_correction else 0.0
+    bias = factor * (err_ncv - err_cv)
     estimate = err_ncv - bias
-    se = float(np.sqrt(max(mse_hat, 0.0) * (K - 1) / K))
-    se_naive = float(outer[0].std(ddof=1) / np.sqrt(K * m))
-    if clip:
-        se = float(np.clip(se, se_naive, np.sqrt(K) * se_naive))
-    q = stats.norm.ppf(1 - alpha / 2)
+    # (K-1)/K rescales the MSE of a (K-1)-fold CV on n(K-1)/K points to K folds on n points;
+    # the package writes it as n_sub / n with n_sub = floor(n (K-1)/K), equal for equal folds
+    se_raw = math.sqrt(max(mse_hat, 0.0) * (K - 1) / K)
+    spread = outer if method == "paper" else alg.inner
+    se_naive = float(spread.std(ddof=1) / math.sqrt(n))
+    se = float(np.clip(se_raw, se_naive, math.sqrt(K) * se_naive)) if clip else se_raw
+    q = float(stats.norm.ppf(1 - alpha / 2))
     return NestedCVResult(estimate, estimate - q * se, estimate + q * se, alpha, se, err_ncv, err_cv, mse_hat,
-                          float(bias), se_naive)
+                          float(bias), se_naive, se_raw, method, factor, R, B, K, m)
