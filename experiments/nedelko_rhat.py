@@ -39,6 +39,7 @@ import pandas as pd
 from scipy import stats
 
 from simstudy.engine import run_study
+from simstudy.manifest import environment_info
 from simstudy.inference.risk_bounds import rhat_bias_bound
 from simstudy.learners.fisher import fisher_directions, predict_rules
 from simstudy.metrics import mean_summary
@@ -273,7 +274,8 @@ def main(argv=None) -> None:
     checks.to_csv(args.out / "rhat_checks.csv", index=False)
     pd.concat([worst_case_curves(N) for N in (20, 30, 50)]).to_csv(args.out / "rhat_curves.csv", index=False)
     seconds = time.perf_counter() - start
-    command = f"`PYTHONPATH=. python experiments/nedelko_rhat.py --replicates {args.replicates}` ({seconds:.0f} s)"
+    command = (f"`PYTHONPATH=. python experiments/nedelko_rhat.py --replicates {args.replicates}` ({seconds:.0f} s, "
+               f"commit {environment_info()['git_commit']})")
     rhat = comparison[comparison["estimate"].str.startswith("rhat_")]
     (args.out / "rhat_delta0.md").write_text("\n".join([
         f"# R_hat variants on the nedelko_fisher samples (N = 20, {args.replicates} samples per R0, tie rule random)\n",

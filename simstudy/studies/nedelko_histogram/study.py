@@ -120,8 +120,8 @@ class NedelkoHistogramStudy(Study):
     def figures(self, tables: StudyTables) -> dict[str, Any]:
         from simstudy.studies.nedelko_histogram.figures import histogram_scatter_figure
 
-        return {"fig4_histogram": histogram_scatter_figure(tables.summary, self.config.sample_size, self.config.K,
-                                                           self.config.cells)}
+        c = self.config
+        return {"fig4_histogram": histogram_scatter_figure(tables.summary, c.sample_size, c.K, c.cells, c.tie)}
 
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
         c = self.config
