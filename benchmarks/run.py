@@ -61,8 +61,8 @@ def _fisher_workload(name, sizes, bayes_errors, replicates, plain_replicates=Non
 
     def one_sample(cond, r):
         pop = LogisticPopulation(cond.bayes_error)
-        X, y, folds, boot = _draw(cond, pop, 1, range(r, r + 1), K, B)
-        ref = reference_estimates(X[0], y[0], folds[0], boot[0])
+        d = _draw(cond.sample_size, cond.key, pop, 1, range(r, r + 1), K, B)
+        ref = reference_estimates(d.X[0], d.y[0], d.folds[0], d.boot[0])
         return ref.loo + ref.kfold + float(linear_rule_risk(ref.w, ref.c, alpha=pop.alpha))
 
     def plain_path(n_jobs):

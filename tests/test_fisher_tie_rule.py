@@ -147,27 +147,52 @@ def test_uniforms_are_checked_and_drawn_only_for_the_random_rule():
     assert tie_uniforms(rng, 5, "random").shape == (5,)
 
 
-def test_replicates_are_the_study_samples_and_uniforms_do_not_depend_on_batching():
-    from simstudy.analyses.fisher_replicates import logistic_replicates
-    from simstudy.studies.nedelko_fisher.worker import draw as _draw, make_conditions
+def test_uniforms_come_last_and_do_not_depend_on_batching():
+    from simstudy.studies.nedelko_fisher.worker import draw, make_conditions
 
-    cond = make_conditions([20], [0.2])[0]
-    X, y, folds, boot = _draw(cond, LogisticPopulation(0.2), 11, range(3, 9), 5, 4)
-    rep = logistic_replicates(20, 0.2, 11, range(3, 9), K=5, B=4, tie_rule="random")
-    for a, b in ((X, rep.X), (y, rep.y), (folds, rep.folds), (boot, rep.boot)):
-        np.testing.assert_array_equal(a, b)
-    assert rep.uniforms.shape == (6, 1 + 20 + 5 + 4)
-    part = logistic_replicates(20, 0.2, 11, range(5, 7), K=5, B=4, tie_rule="random")
+    cond, pop = make_conditions([20], [0.2])[0], LogisticPopulation(0.2)
+    plain = draw(20, cond.key, pop, 11, range(3, 9), 5, 4)
+    rep = draw(20, cond.key, pop, 11, range(3, 9), 5, 4, uniforms=True)
+    for a, b in ((plain.X, rep.X), (plain.y, rep.y), (plain.folds, rep.folds), (plain.boot, rep.boot)):
+        np.testing.assert_array_equal(a, b)          # the samples do not depend on drawing the uniforms
+    assert plain.uniforms is None and rep.uniforms.shape == (6, 1 + 20 + 5 + 4)
+    part = draw(20, cond.key, pop, 11, range(5, 7), 5, 4, uniforms=True)
     np.testing.assert_array_equal(part.uniforms, rep.uniforms[2:4])
-    assert logistic_replicates(20, 0.2, 11, range(2), K=5, B=4, tie_rule="midpoint").uniforms is None
+    assert draw(20, cond.key, pop, 11, range(2), 0, 0, uniforms=True).uniforms.shape == (2, 1)   # full fit only
 
 
 @pytest.mark.parametrize("rule", RULES)
-def test_loo_and_kfold_under_each_rule_equal_plain_refits(rule):
-    from simstudy.analyses.fisher_replicates import fit_estimates, logistic_replicates, logistic_risk
+def test_study_worker_under_each_rule_equals_plain_refits(rule):
+    """The study's estimates (LOO, K-fold, empirical, Err(1) of .632, exact risk) under each tie rule
+    equal a refit of every training set by the brute-force reference, with the study's uniforms."""
+    from simstudy.populations.synthetic import linear_rule_risk
+    from simstudy.runner import Chunk
+    from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, draw, make_conditions
 
-    rep = logistic_replicates(20, 0.3, 2013, range(25), K=5, B=3, tie_rule="random")
-    est = fit_estimates(rep, rule, logistic_risk(0.3))
+    cond, pop = make_conditions([20], [0.3])[0], LogisticPopulation(0.3)
+    out = FisherRiskWorker([cond], 2013, K=5, bootstrap=3, tie_rule=rule)(Chunk(0, 0, 25))
+    d = draw(20, cond.key, pop, 2013, range(25), 5, 3, uniforms=True)
     for j in range(25):
-        ref = reference_estimates(rep.X[j], rep.y[j], rep.folds[j], rep.boot[j], rule, rep.uniforms[j])
-        assert (est.empirical[j], est.loo[j], est.kfold[j]) == pytest.approx((ref.empirical, ref.loo, ref.kfold))
+        ref = reference_estimates(d.X[j], d.y[j], d.folds[j], d.boot[j], rule, d.uniforms[j])
+        row = out.loc[j]
+        assert (row["empirical"], row["loo"], row["kfold"]) == pytest.approx((ref.empirical, ref.loo, ref.kfold))
+        assert row["boot632"] == pytest.approx(0.368 * ref.empirical + 0.632 * ref.err1)
+        assert row["true_risk"] == pytest.approx(float(linear_rule_risk(ref.w, ref.c, alpha=pop.alpha)), abs=1e-12)
+        w = ref.w if np.linalg.norm(ref.w) > 0 else np.ones(2)
+        assert row["minimisers"] == len(reference_minimisers(d.X[j] @ w, d.y[j]))
+
+
+def test_minimiser_counts_equal_brute_force():
+    from simstudy.learners.fisher import fisher_directions
+
+    rng = np.random.default_rng(8)
+    X = rng.integers(-2, 3, size=(300, 9, 2)).astype(float)          # integer points: many equal projections
+    y = rng.integers(0, 2, size=(300, 9))
+    d = fisher_directions(X, y, np.ones((300, 1, 9)))
+    counts = d.minimisers()[:, 0]
+    for b in range(300):
+        if d.only1[b, 0] or d.only0[b, 0]:
+            assert counts[b] == 1
+            continue
+        assert counts[b] == len(reference_minimisers(d.proj[b, 0], y[b])), b
+    assert np.mean(counts > 1) > 0.2

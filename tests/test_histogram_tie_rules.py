@@ -142,3 +142,35 @@ def test_readings_script_reproduces_the_study_and_its_simulation_agrees():
     check = script.monte_carlo_check(coin, p, 20000, np.random.default_rng(5)).set_index("estimator")
     for est in ("loo", "kfold", "empirical"):
         assert 2 * stats.norm.sf(abs(check.loc[est, "z"])) > 1e-3, est
+
+
+@pytest.mark.parametrize("tie", TIE_RULES)
+def test_study_tie_option_equals_the_readings_script(tie):
+    """study.tie: the study's exact expectations equal the script's independent computation."""
+    from simstudy.studies.nedelko_histogram.exact import exact_expectations, sample_tables
+    script = _load_script()
+    grid = np.array([[0.1, 0.3, 0.35, 0.25], [0.5, 0.0, 0.25, 0.25], [0.2, 0.2, 0.3, 0.3]])
+    study = exact_expectations(sample_tables(2, 8, 4, tie), grid)
+    tables = script.rule_tables(tie, cells=2, n=8, k=4)
+    for g, p in enumerate(grid):
+        mine = script.moments(tables, p)
+        rows = study[study["distribution"] == g].set_index("estimator")
+        for est in ("loo", "kfold", "empirical"):
+            assert rows.loc[est, "mean_delta0"] == pytest.approx(mine[est].mean_delta0, abs=1e-14), (tie, g, est)
+            assert rows.loc[est, "mean_estimate"] == pytest.approx(mine[est].mean, abs=1e-14)
+        assert rows["mean_true_risk"].iloc[0] == pytest.approx(mine["loo"].risk, abs=1e-14)
+
+
+def test_study_counts_by_hand():
+    import pandas as pd
+
+    from simstudy.studies.nedelko_histogram.study import by_bayes_error, winner_counts
+
+    wide = pd.DataFrame({"loo": [0.1, 0.2, 0.0, 0.3, 0.05], "kfold": [0.2, 0.1, 0.0, 0.3 + 1e-13, 0.05],
+                         "empirical": [0.05, 0.15, 0.0, 0.1, 0.2]})
+    assert winner_counts(wide) == {"loo < kfold": 1, "kfold < loo": 1, "empirical smallest": 2, "loo < empirical": 1,
+                                   "kfold < empirical": 2, "all equal": 1}
+    table = by_bayes_error(wide, pd.Series([0.0, 0.0, 0.0, 0.5, 0.5])).set_index("bayes_error")
+    assert table.loc[0.0, "distributions"] == 3 and table.loc[0.0, "all equal"] == 1
+    assert table.loc[0.5, "empirical smallest"] == 1 and table.loc[0.0, "loo < kfold"] == 1
+    assert table.loc[0.5, "loo / kfold"] == pytest.approx(0.35 / (0.35 + 1e-13))

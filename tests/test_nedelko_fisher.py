@@ -9,8 +9,9 @@ from simstudy.learners.fisher_reference import reference_estimates, reference_fi
 from simstudy.populations.synthetic import (
     LogisticPopulation, linear_rule_risk, linear_rule_risk_quad, logistic_alpha_for_bayes_error,
 )
+from simstudy.inference.risk_bounds import apply_rhat
 from simstudy.runner import Chunk
-from simstudy.studies.nedelko_fisher.aggregate import apply_rhat, optimism_table
+from simstudy.studies.nedelko_fisher.aggregate import optimism_table
 from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, OptimismWorker, bootstrap_632, make_conditions
 from simstudy.studies.nedelko_fisher.worker import draw as _draw
 
@@ -20,7 +21,8 @@ def test_batched_kernel_equals_reference_implementation():
     worker = FisherRiskWorker(conds, seed=5, K=5, bootstrap=8)
     out = worker(Chunk(0, 0, 40))
     pop = LogisticPopulation(0.1)
-    X, y, folds, boot = _draw(conds[0], pop, 5, range(40), 5, 8)
+    d = _draw(20, conds[0].key, pop, 5, range(40), 5, 8)
+    X, y, folds, boot = d.X, d.y, d.folds, d.boot
     for j in range(40):
         ref = reference_estimates(X[j], y[j], folds[j], boot[j])
         assert out.loc[j, "empirical"] == pytest.approx(ref.empirical)
@@ -100,16 +102,17 @@ def test_optimism_tables():
     cal = pd.DataFrame({"sample_size": 4, "bayes_error": [0.1] * 4 + [0.3] * 4,
                         "empirical": [0.0, 0.0, 0.25, 0.25, 0.25, 0.25, 0.5, 0.5],
                         "true_risk": [0.1, 0.2, 0.3, 0.3, 0.5, 0.5, 0.6, 0.6]})
-    curve = optimism_table(cal, "mean_curve").set_index("errors")
+    curve = optimism_table(cal, "oracle_mean_curve").set_index("errors")
     # family: R0=0.1 -> (E[emp] 0.125, optimism 0.1); R0=0.3 -> (0.375, 0.175)
     assert curve.loc[0, "bias"] == pytest.approx(0.1)
     assert curve.loc[1, "bias"] == pytest.approx(0.1 + 0.075 * 0.5)
     assert curve.loc[4, "bias"] == pytest.approx(0.175)
-    worst = optimism_table(cal, "conditional_max", min_count=1).set_index("errors")
+    worst = optimism_table(cal, "oracle_conditional_max", min_count=1).set_index("errors")
     assert worst.loc[1, "bias"] == pytest.approx(0.25)   # max(0.05, 0.25)
     assert worst.loc[2, "bias"] == pytest.approx(0.1)
     rec = pd.DataFrame({"sample_size": [4, 4], "empirical": [0.25, 1.0]})
-    np.testing.assert_allclose(apply_rhat(rec, curve.reset_index()), [0.25 + 0.1375, 1.0])
+    np.testing.assert_allclose(apply_rhat(rec["empirical"], rec["sample_size"], "oracle_mean_curve",
+                                          table=curve.reset_index()), [0.25 + 0.1375, 1.0])
 
 
 def test_loo_and_kfold_are_unbiased_for_smaller_training_sets():

@@ -1,16 +1,31 @@
-"""Nedelko's R_hat without the oracle: hand values, the histogram worst case, simulation checks."""
+"""Nedelko's R_hat without the oracle: hand values, the histogram worst case, simulation checks
+(the checks of experiments/nedelko_rhat.py)."""
+import importlib.util
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from simstudy.analyses.nedelko_rhat import _vc_check, _worst_case_check, check_populations
-from simstudy.analyses.fisher_replicates import draw_replicates, fit_estimates
 from simstudy.inference.risk_bounds import (
     apply_rhat, effective_cells, halfplane_growth, histogram_cell_terms, histogram_worst_case_bias, rhat_bias_bound,
     vc_halfplane_bias,
 )
-from simstudy.rng import condition_key
+
+SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "nedelko_rhat.py"
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("nedelko_rhat", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module                    # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+script = _load_script()
 
 
 # ----------------------------------------------------------------------------- hand-computed values
@@ -102,17 +117,15 @@ def test_grid_refinement_changes_little():
 def fisher_runs():
     """Full-sample Fisher fits (tie rule random) on the check distributions, N = 20 and 200."""
     out = {}
-    for cp in check_populations((0.05, 0.2, 0.4)):
+    for cp in script.check_populations((0.05, 0.2, 0.4)):
         for N in (20, 200):
-            rep = draw_replicates(cp.population, N, condition_key({"test": cp.key, "N": N}), 1, range(1500),
-                                  K=0, B=0, tie_rule="random", fits=1)
-            out[cp.label, N] = fit_estimates(rep, "random", cp.risk, loo=False)
+            out[cp.label, N] = script.full_sample_fits(cp, N, 1500, seed=1, tie_rule="random")
     return out
 
 
 def test_vc_bound_holds_by_binomial_test(fisher_runs):
     for (label, N), est in fisher_runs.items():
-        check = _vc_check(est, N, 0.05)
+        check = script.vc_check(est, N, 0.05)
         assert check["p_value"] > 1e-3, (label, N, check)
 
 
@@ -120,7 +133,7 @@ def test_worst_case_bias_bounds_fisher_optimism(fisher_runs):
     """The heuristic transfer holds on the family (R0 0.05, 0.2, 0.4) and outside it."""
     for (label, N), est in fisher_runs.items():
         if N == 20:
-            check = _worst_case_check(est, N)
+            check = script.worst_case_check(est, N)
             assert check["p_value"] > 1e-3, (label, check)
 
 
@@ -136,12 +149,36 @@ def test_apply_rhat_clips_and_dispatches_per_sample_size():
         apply_rhat(emp, 20, "mean_curve")
 
 
-def test_oracle_variant_matches_the_study_lookup():
-    from simstudy.studies.nedelko_fisher.aggregate import apply_rhat as study_apply_rhat
+def test_oracle_variant_is_the_table_lookup():
+    from simstudy.studies.nedelko_fisher.aggregate import add_rhat
 
     table = pd.DataFrame({"sample_size": 4, "errors": range(5), "bias": [0.1, 0.1375, 0.15, 0.16, 0.175]})
     rec = pd.DataFrame({"sample_size": [4, 4, 4], "empirical": [0.25, 1.0, 0.0]})
+    expected = [0.25 + 0.1375, 1.0, 0.1]                  # R_emp + b(k), clipped to [0, 1]
     np.testing.assert_allclose(apply_rhat(rec["empirical"], rec["sample_size"], "oracle_mean_curve", table=table),
-                               study_apply_rhat(rec, table))
+                               expected)
+    np.testing.assert_allclose(add_rhat(rec, table, "oracle_conditional_max"), expected)
     with pytest.raises(ValueError, match="table"):
         apply_rhat(rec["empirical"], 4, "oracle_mean_curve")
+
+
+def test_full_sample_fits_are_the_study_learner():
+    """The script's fits on the logistic family equal the study's calibration worker (same draw order)."""
+    from simstudy.runner import Chunk
+    from simstudy.studies.nedelko_fisher.worker import OptimismWorker, make_conditions
+
+    cp = script.check_populations((0.2,))[0]
+    fits = script.full_sample_fits(cp, 20, 50, seed=3)
+    cond = make_conditions([20], [0.2])[0]
+    study = OptimismWorker([type(cond)(20, 0.2, script.condition_key({"key": cp.key, "N": 20}))], 3, "random")
+    rec = study(Chunk(0, 0, 50))
+    np.testing.assert_array_equal(fits.empirical, rec["empirical"])
+    np.testing.assert_allclose(fits.true_risk, rec["true_risk"], atol=1e-12)
+
+
+def test_outside_population_risk_against_a_million_points():
+    pop = script.OUTSIDE_POPULATIONS["contaminated"]
+    s = pop.sample(1_000_000, np.random.default_rng(4))
+    w, c = np.array([0.7, -0.4]), 0.2
+    errors = int(np.sum((s.X @ w > c).astype(int) != s.y))
+    assert stats.binomtest(errors, 1_000_000, float(pop.risk(w, c))).pvalue > 1e-3

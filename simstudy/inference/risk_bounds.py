@@ -44,8 +44,8 @@ Methods (``rhat_bias_bound(empirical, N, method)``)
     sample sizes of the study (E = 2.35 at N = 20, delta = 0.05, so R_hat = 1).
 ``"oracle_mean_curve"``, ``"oracle_conditional_max"``
     The study's earlier corrections calibrated by simulation on the *true* model family at the
-    true N (``optimism_table`` of the study with method ``mean_curve`` / ``conditional_max``);
-    kept for comparison, they need that table (``table=``).
+    true N (:func:`simstudy.studies.nedelko_fisher.aggregate.optimism_table`); kept for
+    comparison, they need that table (``table=``).
 
 The histogram worst case (derivation)
 -------------------------------------
@@ -93,18 +93,21 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-__all__ = ["RHAT_METHODS", "WorstCaseBias", "histogram_cell_terms", "histogram_worst_case_bias",
+__all__ = ["RHAT_METHODS", "ORACLE_METHODS", "WorstCaseBias", "histogram_cell_terms", "histogram_worst_case_bias",
            "halfplane_growth", "effective_cells", "vc_halfplane_bias", "rhat_bias_bound", "apply_rhat"]
 
 RHAT_METHODS = ("nedelko_worst_case", "vc_halfplane", "oracle_mean_curve", "oracle_conditional_max")
+#: The methods calibrated on the true model family (they need the study's calibration table).
+ORACLE_METHODS = ("oracle_mean_curve", "oracle_conditional_max")
 HALFPLANE_VC_DIMENSION = 3
 
 
 # ----------------------------------------------------------------------------- histogram worst case
 def _within_cell(m_max: int, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Error probability of the cell's vote and E[min(K, m - K)] given m points, (m_max + 1, Q)."""
+    from scipy import stats   # here, not at import: the study's workers import this module
+
     m = np.arange(m_max + 1)[:, None, None]
     k = np.arange(m_max + 1)[None, None, :]
     pmf = stats.binom.pmf(k, m, q[None, :, None])                     # P(K = k | m), (M, Q, K)
@@ -118,6 +121,8 @@ def _within_cell(m_max: int, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def histogram_cell_terms(N: int, p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """rho(p, q) and e(p, q) of one cell (module docstring) for every p (P,) and q (Q,): (P, Q) each."""
+    from scipy import stats
+
     p, q = np.atleast_1d(np.asarray(p, float)), np.atleast_1d(np.asarray(q, float))
     err, mins = _within_cell(N, q)                                        # (N + 1, Q)
     counts = stats.binom.pmf(np.arange(N + 1)[None, :], N, p[:, None])   # P(m | p), (P, N + 1)
@@ -276,7 +281,7 @@ def rhat_bias_bound(empirical, N: int, method: str = "nedelko_worst_case", *, ce
         return _worst_case_bias(empirical, N, cells)
     if method == "vc_halfplane":
         return vc_halfplane_bias(empirical, N, delta)
-    if method in ("oracle_mean_curve", "oracle_conditional_max"):
+    if method in ORACLE_METHODS:
         return _oracle_bias(empirical, N, table, method)
     raise ValueError(f"rhat_method={method!r}: use one of {RHAT_METHODS}.")
 

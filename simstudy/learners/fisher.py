@@ -49,7 +49,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-__all__ = ["LinearRules", "TIE_RULES", "fisher_fit", "erm_threshold", "predict_rules", "tie_uniforms"]
+__all__ = ["LinearRules", "FisherDirections", "TIE_RULES", "fisher_directions", "fisher_fit", "erm_threshold",
+           "predict_rules", "tie_uniforms"]
 
 
 @dataclass(frozen=True)
@@ -135,8 +136,8 @@ def _candidates(proj, y, weights, order, thr, err):
 
 
 @numba.njit(cache=True)
-def _select(thr, err, n, rule, prefer, u):
-    """Index of the chosen minimiser among the n candidates (see the module docstring)."""
+def _count_minimisers(err, n):
+    """Number M of candidates whose error is within _TOL of the smallest."""
     best = err[0]
     for j in range(1, n):
         best = min(best, err[j])
@@ -144,6 +145,16 @@ def _select(thr, err, n, rule, prefer, u):
     for j in range(n):
         if err[j] <= best + _TOL:
             count += 1
+    return count
+
+
+@numba.njit(cache=True)
+def _select(thr, err, n, rule, prefer, u):
+    """Index of the chosen minimiser among the n candidates (see the module docstring)."""
+    best = err[0]
+    for j in range(1, n):
+        best = min(best, err[j])
+    count = _count_minimisers(err, n)
     if rule == 1:      # first
         target = 0
     elif rule == 2:    # last
@@ -168,7 +179,7 @@ def _select(thr, err, n, rule, prefer, u):
 
 
 @numba.njit(cache=True)
-def _erm_kernel(proj, y, weights, prefer, rule, uniforms, c_out, err_out):
+def _erm_kernel(proj, y, weights, prefer, rule, uniforms, c_out, err_out, count_out):
     n_rules, N = proj.shape
     thr = np.empty(N + 2)
     err = np.empty(N + 2)
@@ -178,6 +189,22 @@ def _erm_kernel(proj, y, weights, prefer, rule, uniforms, c_out, err_out):
         j = _select(thr, err, n, rule, prefer[r], uniforms[r])
         c_out[r] = thr[j]
         err_out[r] = err[j]
+        count_out[r] = _count_minimisers(err, n)
+
+
+def _erm(proj, y, weights, prefer, tie_rule, uniforms):
+    """The kernel over any leading shape: (threshold, its training error, number of minimisers)."""
+    shape = proj.shape[:-1]
+    N = proj.shape[-1]
+    u = _check_tie_rule(tie_rule, uniforms, shape)
+    flat = lambda a, dt: np.ascontiguousarray(np.broadcast_to(a, shape + (N,)).reshape(-1, N), dtype=dt)  # noqa: E731
+    c = np.empty(int(np.prod(shape)))
+    err = np.empty_like(c)
+    count = np.empty(c.shape, dtype=np.int64)
+    _erm_kernel(flat(proj, np.float64), flat(y, np.int64), flat(weights, np.float64),
+                np.ascontiguousarray(np.broadcast_to(prefer, shape).reshape(-1), dtype=np.float64),
+                TIE_RULES[tie_rule], u, c, err, count)
+    return c.reshape(shape), err.reshape(shape), count.reshape(shape)
 
 
 def erm_threshold(proj: np.ndarray, y: np.ndarray, weights: np.ndarray, prefer: np.ndarray,
@@ -205,16 +232,8 @@ def erm_threshold(proj: np.ndarray, y: np.ndarray, weights: np.ndarray, prefer: 
     error : ndarray, shape (...)
         Its weighted training error (sum of weights of misclassified points).
     """
-    shape = proj.shape[:-1]
-    N = proj.shape[-1]
-    u = _check_tie_rule(tie_rule, uniforms, shape)
-    flat = lambda a, dt: np.ascontiguousarray(np.broadcast_to(a, shape + (N,)).reshape(-1, N), dtype=dt)
-    c = np.empty(int(np.prod(shape)))
-    err = np.empty_like(c)
-    _erm_kernel(flat(proj, np.float64), flat(y, np.int64), flat(weights, np.float64),
-                np.ascontiguousarray(np.broadcast_to(prefer, shape).reshape(-1), dtype=np.float64),
-                TIE_RULES[tie_rule], u, c, err)
-    return c.reshape(shape), err.reshape(shape)
+    c, err, _ = _erm(proj, y, weights, prefer, tie_rule, uniforms)
+    return c, err
 
 
 def tie_uniforms(rng: np.random.Generator, n_fits: int, tie_rule: str) -> np.ndarray | None:
@@ -230,9 +249,65 @@ def tie_uniforms(rng: np.random.Generator, n_fits: int, tie_rule: str) -> np.nda
     return rng.random(n_fits) if tie_rule == "random" else None
 
 
-def fisher_fit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, tie_rule: str = "midpoint",
-               uniforms: np.ndarray | None = None) -> LinearRules:
-    """Fit Fisher's discriminant with an ERM threshold for every weight vector.
+@dataclass(frozen=True)
+class FisherDirections:
+    """Fisher's directions of a batch of fits, everything a fit needs before its threshold.
+
+    The direction does not depend on the tie rule, so one :func:`fisher_directions` serves
+    every rule: :meth:`rules` picks the thresholds.
+
+    Attributes
+    ----------
+    w : ndarray (B, F, p)
+        Directions (before single-class fits are made constant).
+    proj : ndarray (B, F, N)
+        Projections w.x of the sample points.
+    prefer : ndarray (B, F)
+        Fisher's midpoints w.(m_1 + m_0)/2 (the target of ``tie_rule="midpoint"``).
+    y : ndarray (B, F, N)
+        Labels, broadcast over the fits.
+    weights : ndarray (B, F, N)
+        Point weights of each fit.
+    only1, only0 : ndarray of bool (B, F)
+        The training set holds class 1 only / no class-1 point (constant rules).
+    """
+
+    w: np.ndarray
+    proj: np.ndarray
+    prefer: np.ndarray
+    y: np.ndarray
+    weights: np.ndarray
+    only1: np.ndarray
+    only0: np.ndarray
+
+    def thresholds(self, tie_rule: str = "midpoint", uniforms: np.ndarray | None = None):
+        """ERM thresholds under ``tie_rule``: (c, training error, number of minimisers), each (B, F).
+
+        Single-class fits are not yet made constant here (see :meth:`rules`).
+        """
+        return _erm(self.proj, self.y, self.weights, self.prefer, tie_rule, uniforms)
+
+    def minimisers(self, fits: slice = slice(None)) -> np.ndarray:
+        """Number of thresholds with the smallest training error of the ``fits`` (B, F'); 1 for
+        single-class fits (their rule is constant whatever the tie rule)."""
+        _, _, count = _erm(self.proj[:, fits], self.y[:, fits], self.weights[:, fits], self.prefer[:, fits],
+                           "first", None)
+        return np.where(self.only1[:, fits] | self.only0[:, fits], 1, count)
+
+    def rules(self, tie_rule: str = "midpoint", uniforms: np.ndarray | None = None) -> LinearRules:
+        """The fitted rules under ``tie_rule`` (``uniforms`` (B, F) for ``"random"``)."""
+        # w = 0 (equal class means) needs no special case: all projections are 0, the candidates
+        # are the two constant rules and the tie rule breaks a tie between the class weights
+        c, _, _ = self.thresholds(tie_rule, uniforms)
+        # one class only: constant rule (w = 0; c = -inf predicts 1 everywhere, +inf predicts 0)
+        constant = self.only1 | self.only0
+        w = np.where(constant[..., None], 0.0, self.w)
+        c = np.where(self.only1, -np.inf, np.where(self.only0, np.inf, c))
+        return LinearRules(w=w, c=c)
+
+
+def fisher_directions(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> FisherDirections:
+    """Fisher's direction S^-1 (m_1 - m_0) of every weighted fit (module docstring).
 
     Parameters
     ----------
@@ -241,16 +316,10 @@ def fisher_fit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, tie_rule: str 
     y : ndarray of {0, 1}, shape (B, N)
     weights : ndarray, shape (B, F, N)
         F fits per sample; ``weights[b, f, i]`` is the weight of point i in fit f of sample b.
-    tie_rule : {"midpoint", "first", "last", "random"}
-        Which of several thresholds with the smallest training error is taken (module docstring).
-    uniforms : ndarray, shape (B, F), optional
-        ``uniforms[b, f]`` in [0, 1) picks the minimiser of fit f of sample b under
-        ``tie_rule="random"`` (see :func:`tie_uniforms`); ignored by the other rules.
 
     Returns
     -------
-    LinearRules
-        ``w`` of shape (B, F, p) and ``c`` of shape (B, F).
+    FisherDirections
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
@@ -271,15 +340,30 @@ def fisher_fit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, tie_rule: str 
     w = _direction(S1 + S0, d)
     proj = np.einsum("bfp,bnp->bfn", w, X)
     prefer = np.einsum("bfp,bfp->bf", w, (m1 + m0) / 2)
-    # w = 0 (equal class means) needs no special case: all projections are 0, the candidates
-    # are the two constant rules and the tie rule breaks a tie between the class weights
-    c, _ = erm_threshold(proj, np.broadcast_to(y[:, None, :], proj.shape), W, prefer, tie_rule, uniforms)
-    # one class only: constant rule (w = 0; c = -inf predicts 1 everywhere, +inf predicts 0)
-    only1, only0 = (n0 == 0) & (n1 > 0), (n1 == 0)
-    constant = only1 | only0
-    w = np.where(constant[..., None], 0.0, w)
-    c = np.where(only1, -np.inf, np.where(only0, np.inf, c))
-    return LinearRules(w=w, c=c)
+    return FisherDirections(w=w, proj=proj, prefer=prefer, y=np.broadcast_to(y[:, None, :], proj.shape), weights=W,
+                            only1=(n0 == 0) & (n1 > 0), only0=(n1 == 0))
+
+
+def fisher_fit(X: np.ndarray, y: np.ndarray, weights: np.ndarray, tie_rule: str = "midpoint",
+               uniforms: np.ndarray | None = None) -> LinearRules:
+    """Fit Fisher's discriminant with an ERM threshold for every weight vector.
+
+    Parameters
+    ----------
+    X, y, weights
+        The samples and the point weights of the F fits per sample (:func:`fisher_directions`).
+    tie_rule : {"midpoint", "first", "last", "random"}
+        Which of several thresholds with the smallest training error is taken (module docstring).
+    uniforms : ndarray, shape (B, F), optional
+        ``uniforms[b, f]`` in [0, 1) picks the minimiser of fit f of sample b under
+        ``tie_rule="random"`` (see :func:`tie_uniforms`); ignored by the other rules.
+
+    Returns
+    -------
+    LinearRules
+        ``w`` of shape (B, F, p) and ``c`` of shape (B, F).
+    """
+    return fisher_directions(X, y, weights).rules(tie_rule, uniforms)
 
 
 def predict_rules(rules: LinearRules, X: np.ndarray) -> np.ndarray:

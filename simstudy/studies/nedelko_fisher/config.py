@@ -6,9 +6,7 @@ from typing import Any, List
 
 from simstudy.studies.base import StudyConfig, as_list, extent, fail, report
 
-__all__ = ["NedelkoFisherConfig", "RHAT_METHODS"]
-
-RHAT_METHODS = ("mean_curve", "conditional_max")
+__all__ = ["NedelkoFisherConfig"]
 
 
 @dataclass
@@ -26,12 +24,25 @@ class NedelkoFisherConfig(StudyConfig):
     #: Bootstrap resamples for the .632 and .632+ estimates (0: skip them).
     bootstrap: int = 50
     seed: int = 2013
-    #: R_hat: the family grid and samples per grid point used to calibrate the bias correction.
+    #: Which of several thresholds with the smallest training error Fisher's ERM threshold takes:
+    #: "random" (a uniformly random minimiser), "midpoint" (closest to Fisher's midpoint),
+    #: "first" (smallest), "last" (largest); see simstudy.learners.fisher.
+    tie_rule: str = "random"
+    #: Also refit every sample under the other tie rules and report the paired differences
+    #: (summary.md, tie_rule_sensitivity.csv).
+    tie_rule_sensitivity: bool = True
+    #: R_hat's bias correction (simstudy.inference.risk_bounds): "nedelko_worst_case",
+    #: "vc_halfplane", or the oracle calibrations "oracle_mean_curve", "oracle_conditional_max".
+    rhat_method: str = report("nedelko_worst_case")
+    #: nedelko_worst_case: histogram cells standing in for the half-planes: "growth"
+    #: (2^n = number of half-plane labellings of N points), "vc_dimension" (n = 3) or a number.
+    rhat_cells: Any = report("growth")
+    #: vc_halfplane: the bound holds with probability at least 1 - rhat_delta.
+    rhat_delta: float = report(0.05)
+    #: Oracle methods only: the family grid and calibration samples per grid point.
     rhat_grid: List[float] = extent(default_factory=lambda: [round(0.01 + 0.02 * i, 2) for i in range(25)])
-    #: Calibration samples per family member for R_hat (0: skip R_hat).
     rhat_calibration_replicates: int = extent(4000)
-    #: "mean_curve" or "conditional_max" (see simstudy.studies.nedelko_fisher.aggregate.optimism_table).
-    rhat_method: str = report("mean_curve")
+    #: oracle_conditional_max: cells (k, R0) with fewer samples are not used.
     rhat_min_count: int = report(30)
 
     def validate(self) -> None:
@@ -57,8 +68,33 @@ class NedelkoFisherConfig(StudyConfig):
             fail("study.seed", self.seed, "use a non-negative integer seed, e.g. study.seed=2013.")
         if not isinstance(self.bootstrap, int) or self.bootstrap < 0:
             fail("study.bootstrap", self.bootstrap, "use 0 (no bootstrap estimates) or a positive number of resamples.")
+        from simstudy.learners.fisher import TIE_RULES   # here: the CLI loads every config at start-up
+
+        if self.tie_rule not in TIE_RULES:
+            fail("study.tie_rule", self.tie_rule, f"use one of {', '.join(TIE_RULES)}.")
+        if not isinstance(self.tie_rule_sensitivity, bool):
+            fail("study.tie_rule_sensitivity", self.tie_rule_sensitivity, "use true or false.")
+        self._validate_rhat()
+
+    def _validate_rhat(self) -> None:
+        from simstudy.inference.risk_bounds import ORACLE_METHODS, RHAT_METHODS
+
         if self.rhat_method not in RHAT_METHODS:
             fail("study.rhat_method", self.rhat_method, f"use one of {', '.join(RHAT_METHODS)}.")
-        if 0 < self.rhat_calibration_replicates < self.rhat_min_count:
-            fail("study.rhat_calibration_replicates", self.rhat_calibration_replicates,
-                 f"must be 0 (no R_hat) or at least study.rhat_min_count={self.rhat_min_count}.")
+        cells = self.rhat_cells
+        if cells not in ("growth", "vc_dimension") and (isinstance(cells, bool) or not isinstance(cells, (int, float))
+                                                        or not 1 <= cells <= 30):
+            fail("study.rhat_cells", cells, "use growth, vc_dimension or a number of cells between 1 and 30.")
+        delta = self.rhat_delta
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+            fail("study.rhat_delta", delta, "the confidence parameter must lie in (0, 1), e.g. 0.05.")
+        if isinstance(self.rhat_min_count, bool) or not isinstance(self.rhat_min_count, int) or self.rhat_min_count < 1:
+            fail("study.rhat_min_count", self.rhat_min_count, "use a positive whole number, e.g. 30.")
+        calibration = self.rhat_calibration_replicates
+        if 0 < calibration < self.rhat_min_count:
+            fail("study.rhat_calibration_replicates", calibration,
+                 f"must be 0 (no calibration) or at least study.rhat_min_count={self.rhat_min_count}.")
+        if self.rhat_method in ORACLE_METHODS and calibration == 0:
+            fail("study.rhat_calibration_replicates", calibration,
+                 f"study.rhat_method={self.rhat_method} is calibrated by simulation: give at least "
+                 f"study.rhat_min_count={self.rhat_min_count} samples per study.rhat_grid point (default 4000).")

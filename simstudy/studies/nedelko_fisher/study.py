@@ -1,7 +1,7 @@
 """The nedelko_fisher study as the engine runs it (Nedelko's Figure 3).
 
-Two phases: the R_hat calibration over the model family (its own random streams; skipped with
-``rhat_calibration_replicates=0``), then the study's replicates. The study defines its own
+One phase, the study's replicates, preceded, for the oracle R_hat methods only, by the
+calibration over the model family (its own random streams). The study defines its own
 population family (the logistic model over the Bayes-error grid) and learner (Fisher's
 discriminant with an ERM threshold): the population and learner groups do not apply.
 """
@@ -12,16 +12,20 @@ from typing import Any
 
 import pandas as pd
 
-from simstudy.report.tables import frame_to_markdown
+from simstudy.errors import ConfigError
+from simstudy.inference.risk_bounds import ORACLE_METHODS
+from simstudy.learners.fisher import TIE_RULES
 from simstudy.studies.base import Phase, Study, StudyTables, as_list
-from simstudy.studies.nedelko_fisher.aggregate import aggregate, apply_rhat, optimism_table, winners_markdown
+from simstudy.studies.nedelko_fisher.aggregate import (
+    add_rhat, aggregate, paired_delta0, rhat_table, sensitivity_markdown, tie_rule_sensitivity, winners_markdown,
+)
 from simstudy.studies.nedelko_fisher.config import NedelkoFisherConfig
+from simstudy.studies.nedelko_fisher.report import RHAT_DESCRIPTIONS, TIE_RULE_DESCRIPTIONS, summary_markdown
 from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, OptimismWorker, make_conditions
 
 __all__ = ["NedelkoFisherStudy"]
 
 CALIBRATION = "rhat_calibration"
-
 
 class NedelkoFisherStudy(Study):
     """LOO vs K-fold vs empirical risk (and R_hat, .632, .632+) for Fisher's discriminant."""
@@ -34,45 +38,50 @@ class NedelkoFisherStudy(Study):
     def _sizes(self) -> list[int]:
         return [int(v) for v in as_list(self.config.sample_size)]
 
+    def _sensitivity(self) -> tuple[str, ...]:
+        c = self.config
+        return tuple(r for r in TIE_RULES if r != c.tie_rule) if c.tie_rule_sensitivity else ()
+
     def phases(self, on_error: str = "record") -> list[Phase]:
         c = self.config
         out = []
-        if c.rhat_calibration_replicates > 0:
+        if c.rhat_method in ORACLE_METHODS:
             cal = make_conditions(self._sizes(), [float(v) for v in c.rhat_grid], purpose=CALIBRATION)
             out.append(Phase(CALIBRATION, cal, [int(c.rhat_calibration_replicates)] * len(cal),
-                             OptimismWorker(cal, int(c.seed)), description="R_hat calibration"))
+                             OptimismWorker(cal, int(c.seed), str(c.tie_rule)), description="R_hat calibration"))
         conditions = make_conditions(self._sizes(), [float(v) for v in as_list(c.bayes_error)])
         out.append(Phase("replicates", conditions, [int(c.replicates)] * len(conditions),
-                         FisherRiskWorker(conditions, int(c.seed), int(c.K), int(c.bootstrap)),
+                         FisherRiskWorker(conditions, int(c.seed), int(c.K), int(c.bootstrap), str(c.tie_rule),
+                                          self._sensitivity()),
                          description="nedelko_fisher"))
         return out
 
     def aggregate(self, records: dict[str, pd.DataFrame]) -> StudyTables:
+        c = self.config
         rec = records[self.main_phase].copy()
-        extra = {}
-        if CALIBRATION in records:
-            table = optimism_table(records[CALIBRATION], str(self.config.rhat_method), int(self.config.rhat_min_count))
-            rec["rhat"] = apply_rhat(rec, table)
-            extra["rhat_bias"] = table
+        if c.rhat_method in ORACLE_METHODS and CALIBRATION not in records:
+            raise ConfigError(f"study.rhat_method={c.rhat_method!r} needs the R_hat calibration records "
+                              f"({CALIBRATION}.parquet), which this run does not have: run the study with "
+                              f"study.rhat_method={c.rhat_method} (the same run directory reuses the replicates and "
+                              "adds the calibration).")
+        table = rhat_table(rec["sample_size"].unique(), c.rhat_method, c.rhat_cells, float(c.rhat_delta),
+                           records.get(CALIBRATION), int(c.rhat_min_count))
+        rec["rhat"] = add_rhat(rec, table, c.rhat_method, c.rhat_cells, float(c.rhat_delta))
+        extra = {"rhat_bias": table, "paired_delta0": paired_delta0(rec)}
+        if any(col.startswith("true_risk__") for col in rec.columns):
+            extra["tie_rule_sensitivity"] = tie_rule_sensitivity(rec, str(c.tie_rule))
         return StudyTables(aggregate(rec), None, extra)
 
     def figures(self, tables: StudyTables) -> dict[str, Any]:
         from simstudy.studies.nedelko_fisher.figures import risk_estimate_figure
 
-        return {f"fig3_N{N}": risk_estimate_figure(g, int(N), int(self.config.K))
+        c = self.config
+        return {f"fig3_N{N}": risk_estimate_figure(g, int(N), int(c.K), str(c.rhat_method), str(c.tie_rule))
                 for N, g in tables.summary.groupby("sample_size")}
 
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
-        cols = ["sample_size", "bayes_error", "estimator", "mean_true_risk", "mean_estimate", "bias", "rmse",
-                "mean_delta0", "mean_delta0_se"]
-        md = [f"# Nedelko: risk estimates for Fisher's discriminant ({self.config.replicates} samples per point)\n",
-              "Mean true risk, mean estimate, bias, RMSE and mean Delta0 per (N, R0, estimator); "
-              "all columns with standard errors are in summary.csv.\n"]
-        for N, g in tables.summary.groupby("sample_size"):
-            md.append(f"\n## N = {N}\n\n" + frame_to_markdown(g[cols]))
-            md.append("\n" + winners_markdown(g))
         path = Path(directory) / "summary.md"
-        path.write_text("\n".join(md))
+        path.write_text(summary_markdown(tables, self.config))
         return [path]
 
     def headline(self, tables: StudyTables) -> str:
@@ -86,12 +95,21 @@ class NedelkoFisherStudy(Study):
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
         c = self.config
+        rhat: dict[str, Any] = {"method": str(c.rhat_method), "description": RHAT_DESCRIPTIONS[str(c.rhat_method)]}
+        if c.rhat_method == "nedelko_worst_case":
+            rhat["cells"] = c.rhat_cells
+        elif c.rhat_method == "vc_halfplane":
+            rhat["delta"] = float(c.rhat_delta)
+        else:
+            rhat.update({"bayes_errors": list(c.rhat_grid), "replicates": int(c.rhat_calibration_replicates),
+                         "min_count": int(c.rhat_min_count)})
         return {"population": {"name": "logistic", "model": "x ~ N(0, I2), P(y=1|x) = sigmoid(alpha (x1 + x2))"},
-                "learner": {"name": "fisher", "threshold": "empirical risk minimisation, tie -> closest to Fisher "
-                                                           "midpoint"},
-                "rhat_calibration": {"method": str(c.rhat_method), "bayes_errors": list(c.rhat_grid),
-                                     "replicates": int(c.rhat_calibration_replicates),
-                                     "min_count": int(c.rhat_min_count)}}
+                "learner": {"name": "fisher", "direction": "S^-1 (m1 - m0), S = S1 + S0 (class scatter matrices "
+                                                           "normalised by class size)",
+                            "threshold": "empirical risk minimisation",
+                            "tie_rule": str(c.tie_rule), "tie_rule_description": TIE_RULE_DESCRIPTIONS[str(c.tie_rule)],
+                            "tie_rule_sensitivity": list(self._sensitivity())},
+                "rhat": rhat}
 
     @staticmethod
     def warm_up() -> None:

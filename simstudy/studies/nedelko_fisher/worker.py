@@ -1,9 +1,9 @@
 """What the nedelko_fisher study records: estimates and exact risks of Fisher's discriminant.
 
 Per replicate (a sample of N points from the model with Bayes error R0), Fisher's
-discriminant with an ERM threshold (:mod:`simstudy.learners.fisher`) is trained on the whole
-sample; its true risk R is exact (:func:`simstudy.populations.synthetic.linear_rule_risk`).
-Estimates of R:
+discriminant with an ERM threshold (:mod:`simstudy.learners.fisher`, threshold ties broken by
+``study.tie_rule``) is trained on the whole sample; its true risk R is exact
+(:func:`simstudy.populations.synthetic.linear_rule_risk`). Estimates of R:
 
 - ``loo``: leave-one-out CV (N exact downdated fits);
 - ``kfold``: K-fold CV (one random partition into K equal folds);
@@ -11,7 +11,27 @@ Estimates of R:
 - ``boot632`` and ``boot632plus``: Efron's .632 and .632+ bootstrap (B resamples).
 
 ``rhat`` (empirical risk plus a bias correction) is added at aggregation (:mod:`.aggregate`).
-All fits of a chunk of samples are computed together.
+``minimisers`` is the number of thresholds with the smallest training error of the
+full-sample fit (the tie rule matters only when it is above 1). With
+``study.tie_rule_sensitivity`` the same samples are refitted under each listed rule as well:
+columns ``<quantity>__<rule>`` (``true_risk``, ``loo``, ``kfold``, ``boot632``,
+``boot632plus``; the empirical risk is the same under every rule, ties having equal training
+error). All fits of a chunk of samples are computed together, and the directions once for
+all rules.
+
+Draw order of replicate r of a condition, from its own generator
+``replicate_rng(seed, condition key, r)`` (:func:`draw`):
+
+1. the sample: X (N x 2 standard normals), then the labels (N uniforms);
+2. the K-fold labels (a permutation), when K > 0;
+3. the B bootstrap count vectors (one multinomial call), when B > 0;
+4. when a rule in use is ``"random"``: the tie-rule uniforms, one ``rng.random(F)`` for the F
+   fits in the order full sample, leave-one-out 1..N, folds 1..K, bootstrap 1..B
+   (F = 1 + N + K + B; F = 1 for the R_hat calibration, which fits the full sample only;
+   see :func:`simstudy.learners.fisher.tie_uniforms`).
+
+The uniforms come last, so the samples, folds and bootstrap counts are the same under every
+tie rule (the rules are compared on the same samples).
 """
 from __future__ import annotations
 
@@ -21,13 +41,18 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from simstudy.learners.fisher import fisher_fit, predict_rules
+from simstudy.learners.fisher import FisherDirections, fisher_directions, predict_rules, tie_uniforms
+from simstudy.populations.base import Population
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.runner import Chunk
 from simstudy.schemes import KFold
 
-__all__ = ["FisherCondition", "FisherRiskWorker", "OptimismWorker", "bootstrap_632", "make_conditions", "draw"]
+__all__ = ["FisherCondition", "FisherDraws", "FisherRiskWorker", "OptimismWorker", "SENSITIVITY_COLUMNS",
+           "bootstrap_632", "make_conditions", "draw", "fit_weights", "rule_estimates"]
+
+#: Per-rule columns of ``study.tie_rule_sensitivity`` (``<name>__<rule>``).
+SENSITIVITY_COLUMNS = ("true_risk", "loo", "kfold", "boot632", "boot632plus")
 
 
 @dataclass(frozen=True)
@@ -54,21 +79,70 @@ def make_conditions(sample_sizes: Sequence[int], bayes_errors: Sequence[float], 
             for N in sample_sizes for r0 in bayes_errors]
 
 
-def draw(cond: FisherCondition, population: LogisticPopulation, seed: int, replicates: range, K: int, B: int):
-    N = cond.sample_size
-    X = np.empty((len(replicates), N, 2))
-    y = np.empty((len(replicates), N), dtype=np.int64)
-    folds = np.empty((len(replicates), N), dtype=np.int64)
-    boot = np.empty((len(replicates), B, N))
+@dataclass(frozen=True)
+class FisherDraws:
+    """Everything drawn for a batch of replicates of one condition (module docstring).
+
+    Attributes
+    ----------
+    X : ndarray (R, N, 2); y : ndarray (R, N)
+    folds : ndarray (R, N)
+        Fold labels 0..K-1 (zeros when K = 0).
+    boot : ndarray (R, B, N)
+        Bootstrap counts.
+    uniforms : ndarray (R, F) or None
+        The tie-rule uniforms of the F fits of :func:`fit_weights` (None when not drawn).
+    K : int
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    folds: np.ndarray
+    boot: np.ndarray
+    uniforms: np.ndarray | None
+    K: int
+
+    @property
+    def fold_onehot(self) -> np.ndarray:
+        """(R, K, N): point i is in fold k."""
+        return (self.folds[:, None, :] == np.arange(self.K)[None, :, None]).astype(float)
+
+
+def draw(N: int, key: str, population: Population, seed: int, replicates: range, K: int, B: int,
+         uniforms: bool = False) -> FisherDraws:
+    """Draw replicates ``replicates`` of the condition with key ``key`` in the documented order.
+
+    ``uniforms``: also draw the tie-rule uniforms (step 4 of the module docstring).
+    """
+    R = len(replicates)
+    X = np.empty((R, N, 2))
+    y = np.empty((R, N), dtype=np.int64)
+    folds = np.zeros((R, N), dtype=np.int64)
+    boot = np.empty((R, B, N))
+    u = np.empty((R, 1 + (N + K if K else 0) + B)) if uniforms else None   # one per fit of fit_weights
     for j, r in enumerate(replicates):
-        rng = replicate_rng(seed, cond.key, r)
+        rng = replicate_rng(seed, key, r)
         s = population.sample(N, rng)
         X[j], y[j] = s.X, s.y
         if K:
             folds[j] = KFold(K).labels(N, rng)
         if B:
             boot[j] = rng.multinomial(N, np.full(N, 1.0 / N), size=B)
-    return X, y, folds, boot
+        if uniforms:
+            u[j] = tie_uniforms(rng, u.shape[1], "random")
+    return FisherDraws(X, y, folds, boot, u, K)
+
+
+def fit_weights(draws: FisherDraws) -> np.ndarray:
+    """Point weights (R, F, N) of the fits in the documented order: the full sample, then (when
+    K > 0) the N leave-one-out and the K fold training sets, then the B bootstrap samples."""
+    R, N = draws.y.shape
+    parts = [np.ones((R, 1, N))]
+    if draws.K:
+        parts += [1.0 - np.eye(N)[None].repeat(R, 0), 1.0 - draws.fold_onehot]
+    if draws.boot.shape[1]:
+        parts.append(draws.boot)
+    return np.concatenate(parts, axis=1)
 
 
 def bootstrap_632(errors_oob: np.ndarray, oob: np.ndarray, emp: np.ndarray, y: np.ndarray, pred_full: np.ndarray):
@@ -108,71 +182,97 @@ def bootstrap_632(errors_oob: np.ndarray, oob: np.ndarray, emp: np.ndarray, y: n
     return err1, e632, e632plus
 
 
+def rule_estimates(directions: FisherDirections, draws: FisherDraws, tie_rule: str, alpha: float,
+                   bootstrap: int) -> dict[str, np.ndarray]:
+    """True risk and estimates (arrays of length R) of the fits of ``directions`` under one tie rule.
+
+    The fits are in the order of :func:`fit_weights` with K = ``draws.K`` folds and ``bootstrap``
+    resamples; without folds only ``true_risk`` and ``empirical`` are returned.
+    """
+    R, N = draws.y.shape
+    K, B = draws.K, bootstrap
+    rules = directions.rules(tie_rule, draws.uniforms)
+    pred = predict_rules(rules, draws.X)                                             # (R, F, N)
+    loss = pred != draws.y[:, None, :]
+    out = {"true_risk": linear_rule_risk(rules.w[:, 0], rules.c[:, 0], alpha=alpha),
+           "empirical": loss[:, slice(0, 1)].mean(axis=(1, 2))}
+    if K:
+        out["loo"] = np.diagonal(loss[:, 1:1 + N], axis1=1, axis2=2).mean(axis=1)
+        out["kfold"] = (loss[:, 1 + N:1 + N + K] * draws.fold_onehot).sum(axis=(1, 2)) / N
+    if B:  # study.bootstrap = 0 skips the bootstrap estimates
+        bs = slice(1 + N + K, 1 + N + K + B)
+        _, out["boot632"], out["boot632plus"] = bootstrap_632(loss[:, bs], draws.boot == 0, out["empirical"],
+                                                              draws.y, pred[:, 0])
+    return out
+
+
 @dataclass
 class FisherRiskWorker:
-    """All estimates for the replicates of one chunk, batched across replicates."""
+    """All estimates for the replicates of one chunk, batched across replicates.
+
+    ``tie_rule`` is the study's rule; each rule of ``sensitivity`` adds the columns
+    ``<quantity>__<rule>`` computed on the same samples (module docstring).
+    """
 
     conditions: list[FisherCondition]
     seed: int
     K: int = 5
     bootstrap: int = 50
+    tie_rule: str = "midpoint"
+    sensitivity: tuple[str, ...] = ()
 
     def __call__(self, chunk: Chunk) -> pd.DataFrame:
         cond = self.conditions[chunk.condition]
         N, K, B = cond.sample_size, self.K, self.bootstrap
         population = LogisticPopulation(cond.bayes_error)
-        reps = range(chunk.start, chunk.stop)
-        X, y, folds, boot = draw(cond, population, self.seed, reps, K, B)
-        R = len(reps)
-        eye = np.eye(N)
-        fold_onehot = (folds[:, None, :] == np.arange(K)[None, :, None]).astype(float)   # (R, K, N)
-        weights = np.concatenate([np.ones((R, 1, N)), 1.0 - eye[None].repeat(R, 0),
-                                  1.0 - fold_onehot] + ([boot] if B else []), axis=1)
-        rules = fisher_fit(X, y, weights)
-        pred = predict_rules(rules, X)                                                  # (R, F, N)
-        loss = pred != y[:, None, :]
-        full = slice(0, 1)
-        loo = slice(1, 1 + N)
-        kf = slice(1 + N, 1 + N + K)
-        bs = slice(1 + N + K, 1 + N + K + B)
-        true_risk = linear_rule_risk(rules.w[:, 0], rules.c[:, 0], alpha=population.alpha)
-        emp = loss[:, full].mean(axis=(1, 2))
-        loo_est = np.diagonal(loss[:, loo], axis1=1, axis2=2).mean(axis=1)
-        kfold_est = (loss[:, kf] * fold_onehot).sum(axis=(1, 2)) / N
+        rules = (self.tie_rule, *self.sensitivity)
+        draws = draw(N, cond.key, population, self.seed, range(chunk.start, chunk.stop), K, B,
+                      uniforms="random" in rules)
+        directions = fisher_directions(draws.X, draws.y, fit_weights(draws))
+        main = rule_estimates(directions, draws, self.tie_rule, population.alpha, B)
         frame = pd.DataFrame({
             "sample_size": N, "bayes_error": cond.bayes_error, "condition_key": cond.key,
-            "replicate": np.arange(chunk.start, chunk.stop), "true_risk": true_risk,
-            "empirical": emp, "loo": loo_est, "kfold": kfold_est,
+            "replicate": np.arange(chunk.start, chunk.stop), "true_risk": main["true_risk"],
+            "empirical": main["empirical"], "loo": main["loo"], "kfold": main["kfold"],
         })
-        if B:  # study.bootstrap = 0 skips the bootstrap estimates
-            _, frame["boot632"], frame["boot632plus"] = bootstrap_632(loss[:, bs], boot == 0, emp, y, pred[:, 0])
+        if B:
+            frame["boot632"], frame["boot632plus"] = main["boot632"], main["boot632plus"]
+        frame["minimisers"] = directions.minimisers(slice(0, 1))[:, 0]
+        for rule in self.sensitivity:
+            other = rule_estimates(directions, draws, rule, population.alpha, B)
+            for name in SENSITIVITY_COLUMNS:
+                if name in other:
+                    frame[f"{name}__{rule}"] = other[name]
         frame["error"] = ""
         return frame
 
 
 @dataclass
 class OptimismWorker:
-    """Calibration replicates for R_hat: empirical and true risk of the full-sample rule only."""
+    """Calibration replicates for the oracle R_hat: empirical and true risk of the full-sample rule."""
 
     conditions: list[FisherCondition]
     seed: int
+    tie_rule: str = "midpoint"
 
     def __call__(self, chunk: Chunk) -> pd.DataFrame:
         cond = self.conditions[chunk.condition]
         population = LogisticPopulation(cond.bayes_error)
-        X, y, _, _ = draw(cond, population, self.seed, range(chunk.start, chunk.stop), 0, 0)
-        rules = fisher_fit(X, y, np.ones((X.shape[0], 1, cond.sample_size)))
-        emp = (predict_rules(rules, X)[:, 0] != y).mean(axis=1)
-        true_risk = linear_rule_risk(rules.w[:, 0], rules.c[:, 0], alpha=population.alpha)
+        draws = draw(cond.sample_size, cond.key, population, self.seed, range(chunk.start, chunk.stop), 0, 0,
+                     uniforms=self.tie_rule == "random")
+        directions = fisher_directions(draws.X, draws.y, fit_weights(draws))
+        est = rule_estimates(directions, draws, self.tie_rule, population.alpha, 0)
         return pd.DataFrame({"sample_size": cond.sample_size, "bayes_error": cond.bayes_error,
                              "condition_key": cond.key, "replicate": np.arange(chunk.start, chunk.stop),
-                             "empirical": emp, "true_risk": true_risk})
+                             "empirical": est["empirical"], "true_risk": est["true_risk"]})
 
 
 def warm_up() -> None:
     """Load the Fisher and exact-risk kernels in a fresh worker (see :mod:`simstudy.warmup`)."""
     X = np.array([[0.0, 1.0], [1.0, 0.5], [2.0, 2.0], [0.5, -1.0]])
     y = np.array([0, 1, 1, 0])
-    rules = fisher_fit(X[None], y[None], np.ones((1, 1, 4)))
+    directions = fisher_directions(X[None], y[None], np.ones((1, 1, 4)))
+    rules = directions.rules("random", np.array([[0.5]]))
+    directions.minimisers()
     predict_rules(rules, X[None])
     linear_rule_risk(rules.w.reshape(-1, 2), rules.c.reshape(-1), alpha=1.0)

@@ -18,6 +18,10 @@ class NedelkoHistogramConfig(StudyConfig):
     K: int = 4
     #: Grid over the simplex of (cell, class) distributions: coordinates in multiples of 1/grid_steps.
     grid_steps: int = 6
+    #: A cell whose two class counts are equal (also an empty cell) predicts: "overall" the
+    #: majority class of the whole training sample (class 0 if that ties too), "zero" class 0,
+    #: "coin" a fair coin (in expectation). Nedelko states no rule (simstudy.learners.histogram).
+    tie: str = "overall"
 
     def validate(self) -> None:
         for name in ("cells", "sample_size", "K", "grid_steps"):
@@ -32,5 +36,9 @@ class NedelkoHistogramConfig(StudyConfig):
         if self.sample_size > 20 or self.cells > 5:
             fail("study.sample_size", self.sample_size,
                  "exact enumeration grows exponentially: keep sample_size <= 20 and cells <= 5.")
+        from simstudy.learners.histogram import TIE_RULES   # here: the CLI loads every config at start-up
+
+        if self.tie not in TIE_RULES:
+            fail("study.tie", self.tie, f"use one of {', '.join(TIE_RULES)}.")
         if self.grid_steps < 1:
             fail("study.grid_steps", self.grid_steps, "use a positive number of grid steps (6 gives step 1/6).")

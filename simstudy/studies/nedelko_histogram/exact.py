@@ -21,7 +21,7 @@ from scipy import special
 
 from simstudy.inference.error_functions import ERROR_FUNCTIONS
 from simstudy.learners.histogram import (
-    compositions, empirical_risk, kfold_error_distribution, loo_estimate, misclassified_types,
+    compositions, empirical_risk, kfold_error_distribution, kfold_loss_distribution, loo_estimate, misclassified_types,
 )
 
 __all__ = ["ESTIMATORS", "SampleTables", "sample_tables", "simplex_grid", "sample_probabilities",
@@ -34,27 +34,35 @@ class SampleTables:
     """Everything about the samples of size N that does not depend on the distribution."""
 
     counts: np.ndarray         # (S, T) count vectors
-    misclassified: np.ndarray  # (S, T) types the trained rule gets wrong
+    misclassified: np.ndarray  # (S, T) loss of the trained rule on each type (1/2: a coin-decided cell)
     empirical: np.ndarray      # (S,)
     loo: np.ndarray            # (S,)
-    kfold: np.ndarray          # (S, N + 1) P(E = e errors | n)
+    kfold_values: np.ndarray   # (V,) possible K-fold estimates: e / N, or e / (2N) for the coin rule
+    kfold: np.ndarray          # (S, V) their probabilities over uniformly random fold assignments
     log_coef: np.ndarray       # (S,) log multinomial coefficient N! / prod n_t!
     K: int
+    tie: str = "overall"
 
     @property
     def N(self) -> int:
         return int(self.counts[0].sum())
 
 
-def sample_tables(cells: int, N: int, K: int) -> SampleTables:
-    """Enumerate the count vectors of samples of size N and their distribution-free quantities."""
+def sample_tables(cells: int, N: int, K: int, tie: str = "overall") -> SampleTables:
+    """Enumerate the count vectors of samples of size N and their distribution-free quantities
+    for the classifier with tie rule ``tie`` (:mod:`simstudy.learners.histogram`)."""
     counts = compositions(N, 2 * cells)
-    mis = np.array([misclassified_types(n) for n in counts])
-    emp = np.array([empirical_risk(n) for n in counts])
-    loo = np.array([loo_estimate(n) for n in counts])
-    kf = np.array([kfold_error_distribution(n, K) for n in counts])
+    mis = np.array([misclassified_types(n, tie) for n in counts])
+    emp = np.array([empirical_risk(n, tie) for n in counts])
+    loo = np.array([loo_estimate(n, tie) for n in counts])
+    if tie == "coin":   # half errors: estimates on the grid e / (2N)
+        kf = np.array([kfold_loss_distribution(n, K, tie).probabilities for n in counts])
+        values = np.arange(2 * N + 1) / (2 * N)
+    else:
+        kf = np.array([kfold_error_distribution(n, K, tie) for n in counts])
+        values = np.arange(N + 1) / N
     log_coef = special.gammaln(N + 1) - special.gammaln(counts + 1).sum(axis=1)
-    return SampleTables(counts, mis, emp, loo, kf, log_coef, K)
+    return SampleTables(counts, mis, emp, loo, values, kf, log_coef, K, tie)
 
 
 def simplex_grid(dimension: int, steps: int) -> np.ndarray:
@@ -88,8 +96,7 @@ def exact_expectations(tables: SampleTables, p: np.ndarray) -> pd.DataFrame:
     p = np.atleast_2d(p)
     prob = sample_probabilities(tables, p)                       # (G, S)
     risk = p @ tables.misclassified.T                            # (G, S): true risk of each sample's rule
-    N = tables.N
-    e_grid = np.arange(N + 1) / N
+    e_grid = tables.kfold_values
     rows = []
     bayes = np.minimum(p[:, 0::2], p[:, 1::2]).sum(axis=1)
     for g in range(p.shape[0]):

@@ -11,7 +11,7 @@ __all__ = ["histogram_scatter_figure"]
 _LABELS = {"loo": "leave-one-out", "kfold": "K-fold CV", "empirical": "empirical risk"}
 
 
-def histogram_scatter_figure(summary: pd.DataFrame, sample_size: int, K: int, cells: int = 3):
+def histogram_scatter_figure(summary: pd.DataFrame, sample_size: int, K: int, cells: int = 3, tie: str = "overall"):
     """Nedelko's Figure 4: mean Delta0 of one estimate against another's, one point per
     distribution of the grid, coloured by its Bayes error; the diagonal marks equal accuracy."""
     wide = summary.pivot(index="distribution", columns="estimator", values="mean_delta0")
@@ -27,6 +27,6 @@ def histogram_scatter_figure(summary: pd.DataFrame, sample_size: int, K: int, ce
         ax.set_ylabel(f"mean Delta0, {_LABELS[b].replace('K-fold', f'{K}-fold')}")
         ax.grid(True, alpha=0.3)
     fig.colorbar(sc, ax=axes, label="Bayes error of the distribution", shrink=0.85)
-    fig.suptitle(f"Histogram classifier, exact: {cells} cells, N = {sample_size}, K = {K}; one point per distribution",
-                 fontsize=10)
+    fig.suptitle(f"Histogram classifier, exact: {cells} cells, N = {sample_size}, K = {K}, ties: {tie}; one point per "
+                 "distribution", fontsize=10)
     return fig
