@@ -336,15 +336,29 @@ def _manifest(study: Study, plan: RunPlan, identity: RunIdentity, phases: dict[s
     }
 
 
-def execute(plan: RunPlan, out: str | Path | None = None, study: Study | None = None) -> StudyResult:
-    """Build (unless ``study`` is given), run every phase, aggregate; write files when ``out`` is set."""
+def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: Study | None = None) -> StudyResult:
+    """Build (unless ``study`` is given), run every phase, aggregate; write files when ``out`` is set.
+
+    The run directory is locked before any data is loaded (a busy or foreign directory is
+    refused at once) and claimed for the run's identity once the parts are built. ``out`` may be
+    a :class:`RunDirectory` the caller has locked already (the command line does, before it
+    starts its workers).
+    """
     t_start = time.perf_counter()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    study = study if study is not None else build(plan)
-    phases = study.phases(plan.runner.on_error)
-    identity = run_identity(study)
-    config = resolved_config(study, plan)
-    directory = RunDirectory(out).claim(identity, plan.runner.overwrite) if out is not None else None
+    directory = None if out is None else (out if isinstance(out, RunDirectory) else RunDirectory(out)).lock()
+    try:
+        study = study if study is not None else build(plan)
+        phases = study.phases(plan.runner.on_error)
+        identity = run_identity(study)
+        config = resolved_config(study, plan)
+        if directory is not None:
+            directory.claim(identity, plan.runner.overwrite)
+            _check_debug_run(plan, directory)
+    except BaseException:
+        if directory is not None:
+            directory.abandon()  # a refused run leaves the directory as it found it
+        raise
     try:
         if directory is not None:
             _write_config(directory.path, config, plan.overrides)
@@ -374,6 +388,14 @@ def execute(plan: RunPlan, out: str | Path | None = None, study: Study | None = 
         if directory is not None:
             _detach_log()
             directory.release()
+
+
+def _check_debug_run(plan: RunPlan, directory: RunDirectory) -> None:
+    """A one-replicate debugging run never writes over a run's records."""
+    if plan.runner.only_replicate is not None and (directory.path / "shards").is_dir():
+        raise ConfigError(f"runner.only_replicate={plan.runner.only_replicate} is a one-replicate debugging run, but "
+                          f"hydra.run.dir={str(directory.path)!r} holds a full run whose tables it would replace. "
+                          "Add hydra.run.dir=runs/debug (any new directory).")
 
 
 def _write_config(path: Path, config: dict[str, Any], overrides: list[str]) -> None:

@@ -84,7 +84,7 @@ class RunDirectory:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self._fd: int | None = None
-        self._created_lock = False
+        self._created_dir = False
         self.resumed = False
 
     # -- checks that write nothing
@@ -107,16 +107,29 @@ class RunDirectory:
                     "Choose a new or empty directory.")
 
     # -- the lock
+    def lock(self) -> "RunDirectory":
+        """Check that the directory is usable and take its lock (no data needed, nothing else written).
+
+        The command line calls this before it loads any data or starts any worker; :meth:`claim`
+        then checks the identity under the same lock. Raises :class:`RunDirectoryError` (foreign
+        directory, another process holds the lock), leaving the directory as it was.
+        """
+        if self._fd is None:
+            self._check_usable()
+            self._lock()
+        return self
+
     def _lock(self) -> None:
+        self._created_dir = not self.path.exists()
         self.path.mkdir(parents=True, exist_ok=True)
         lock = self.path / LOCK_FILE
-        self._created_lock = not lock.exists()
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.read(fd, 4096).decode(errors="replace").strip() or "unknown process"
             os.close(fd)
+            self._created_dir = False
             raise RunDirectoryError(
                 f"hydra.run.dir={str(self.path)!r} is in use by another simstudy run ({holder}). Wait for it to "
                 "finish, or choose another hydra.run.dir; two processes never write one run directory.") from None
@@ -142,9 +155,10 @@ class RunDirectory:
             os.close(self._fd)
             self._fd = None
 
-    def _abandon(self) -> None:
-        """Release after a refusal: remove a lock file this claim created, leave the rest."""
-        created = self._created_lock
+    def abandon(self) -> None:
+        """Release after a refusal: remove the lock file (and the directory, if this claim created
+        it and it is empty), leave the rest."""
+        created = self._created_dir
         self.release()
         if created and self.path.is_dir() and not any(self.path.iterdir()):
             self.path.rmdir()
@@ -192,8 +206,7 @@ class RunDirectory:
             Another process holds it, it is foreign, or it holds another configuration (without
             ``overwrite``). Nothing in the directory is changed then.
         """
-        self._check_usable()
-        self._lock()
+        self.lock()
         try:
             state = self._state()
             why = self._refusal(state, identity) if state is not None else ""
@@ -205,7 +218,7 @@ class RunDirectory:
                 self._clear()
                 state = None
         except BaseException:
-            self._abandon()
+            self.abandon()
             raise
         self.resumed = state is not None
         subjects = {**(state or {}).get("subjects", {}), **identity.subjects}

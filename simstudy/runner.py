@@ -35,7 +35,7 @@ from joblib import Parallel, delayed
 from tqdm.auto import tqdm
 
 from simstudy.errors import FailureRateExceeded
-from simstudy.warmup import wait_for_workers
+from simstudy.warmup import ignore_interrupts_in_worker, wait_for_workers
 
 __all__ = ["Chunk", "ChunkOutput", "FailureRateExceeded", "ShardStore", "plan_chunks", "run_chunks",
            "BACKENDS", "worker_count"]
@@ -267,12 +267,27 @@ def worker_count(n_jobs: int, chunks: int) -> int:
     return max(1, min(wanted, chunks))
 
 
+_WARNED_CORES: set[int] = set()
+
+
+def _note_workers(n_jobs: int, workers: int, chunks: int, desc: str, remote: bool) -> None:
+    """Warn (once per value) when more workers than cores are asked for; say when chunks cap them."""
+    cores = os.cpu_count() or 1
+    if not remote and workers > cores and n_jobs not in _WARNED_CORES:
+        _WARNED_CORES.add(n_jobs)
+        log.warning("runner.n_jobs=%d: %d workers on the %d cores of this machine share the cores, which is slower, "
+                    "not faster. runner.n_jobs=-1 starts one worker per core.", n_jobs, workers, cores)
+    if not remote and workers < (cores if n_jobs == -1 else n_jobs):
+        log.info("%s: %d chunk(s) to compute, so %d worker(s) (runner.n_jobs=%d)", desc, chunks, workers, n_jobs)
+
+
 def _warning_key(w: warnings.WarningMessage) -> str:
     text = str(w.message).strip().splitlines()
     return f"{w.category.__name__}: {text[0][:200] if text else ''}"
 
 
 def _timed(fn: Callable[[Chunk], Any], chunk: Chunk, on_error: str = "record") -> ChunkOutput:
+    ignore_interrupts_in_worker()
     wall, cpu = time.perf_counter(), time.process_time()
     counts: dict[str, int] = {}
     records, error = None, ""
@@ -429,7 +444,9 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         done += o.chunk.size
         failed += o.failed_replicates
     if chunks:
-        n_jobs = worker_count(n_jobs, len(chunks))
+        workers = worker_count(n_jobs, len(chunks))
+        _note_workers(n_jobs, workers, len(chunks), desc, remote=backend == "dask" and bool(scheduler_address))
+        n_jobs = workers
         stream = (_dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) if backend == "dask"
                   else _joblib_outputs(fn, chunks, n_jobs, backend, on_error))
         with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
@@ -455,7 +472,9 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                             f"runner.max_failure_rate={max_failure_rate}). {hint}")
             finally:
                 if hasattr(stream, "close"):
-                    stream.close()
+                    with warnings.catch_warnings():  # joblib's "tasks executed but not used" after an abort
+                        warnings.simplefilter("ignore")
+                        stream.close()
     outputs.sort(key=lambda o: o.chunk)
     order = {key: i for i, key in enumerate(keys)}
     entries.sort(key=lambda e: (order[e["condition_key"]], e["start"], e["subjects"]))
