@@ -37,6 +37,7 @@ class _ConsoleFilter(logging.Filter):
 
 def setup_logging() -> None:
     """Console handler (stdout) with :class:`_ConsoleFilter`; root level INFO."""
+    logging.raiseExceptions = False  # a full disk under cli.log: no "--- Logging error ---" tracebacks
     root = logging.getLogger()
     root.setLevel(logging.INFO)
     if not any(getattr(h, "_simstudy", False) for h in root.handlers):
@@ -45,8 +46,6 @@ def setup_logging() -> None:
         handler.addFilter(_ConsoleFilter())
         handler._simstudy = True  # type: ignore[attr-defined]
         root.addHandler(handler)
-    for noisy in ("distributed", "numba", "matplotlib", "asyncio", "tornado", "bokeh"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def _disk_message(exc: OSError, run_dir: str) -> str:

@@ -118,13 +118,17 @@ def cancel_workers(timeout: float = 10.0) -> None:
     global _pending
     if _pending is None:
         return
-    try:
-        from joblib.externals.loky import reusable_executor
+    from joblib.externals.loky import reusable_executor
 
-        executor = reusable_executor._executor  # the executor the warm-up's Parallel call uses
-        if executor is not None:
-            executor.shutdown(wait=False, kill_workers=True)
-    except Exception as exc:  # pragma: no cover - depends on loky's internals
-        log.debug("could not stop the warm-up workers: %s", exc)
-    _pending.join(timeout)
+    deadline = time.monotonic() + timeout
+    killed = None
+    while _pending.is_alive() and time.monotonic() < deadline:
+        executor = getattr(reusable_executor, "_executor", None)  # the one the warm-up's Parallel call uses
+        if executor is not None and executor is not killed:
+            try:
+                executor.shutdown(wait=False, kill_workers=True)
+            except Exception as exc:  # pragma: no cover - depends on loky's internals
+                log.debug("could not stop the warm-up workers: %s", exc)
+            killed = executor
+        _pending.join(0.05)
     _pending = None
