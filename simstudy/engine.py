@@ -133,6 +133,7 @@ def prepare(study: Any, population: Any = None, learner: Any = None, runner: Any
     if isinstance(study, Study):
         params = {**study.config.as_dict(), **params}
     config = make_config(cls, params)
+    _check_loss_field(config)
     options = make_runner(runner, command)
     if options.only_replicate is not None:
         replicates = getattr(config, "replicates", None)
@@ -152,6 +153,18 @@ def prepare(study: Any, population: Any = None, learner: Any = None, runner: Any
             if "_target_" not in spec:
                 validate_population_config(spec)
     return RunPlan(cls, config, population, learner, options)
+
+
+def _check_loss_field(config: StudyConfig) -> None:
+    """``study.loss`` names a known loss or an importable function (no data needed)."""
+    if not hasattr(config, "loss"):
+        return
+    from simstudy.losses import resolve_loss
+
+    try:
+        resolve_loss(config.loss)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 # ----------------------------------------------------------------------------- step 2: build

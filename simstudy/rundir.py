@@ -122,17 +122,7 @@ class RunDirectory:
     def _lock(self) -> None:
         self._created_dir = not self.path.exists()
         self.path.mkdir(parents=True, exist_ok=True)
-        lock = self.path / LOCK_FILE
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 4096).decode(errors="replace").strip() or "unknown process"
-            os.close(fd)
-            self._created_dir = False
-            raise RunDirectoryError(
-                f"hydra.run.dir={str(self.path)!r} is in use by another simstudy run ({holder}). Wait for it to "
-                "finish, or choose another hydra.run.dir; two processes never write one run directory.") from None
+        fd = self._locked_fd(self.path / LOCK_FILE)
         previous = os.read(fd, 4096).decode(errors="replace").strip()
         if previous:
             log.warning("run directory %s: a lock left by a run that did not finish (%s) was found stale and "
@@ -143,6 +133,30 @@ class RunDirectory:
         os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}, started {started}".encode())
         os.fsync(fd)
         self._fd = fd
+
+    def _locked_fd(self, lock: Path) -> int:
+        """Open ``lock`` and hold an exclusive flock on it; refuse if another process holds it.
+
+        The holder removes the lock file when it finishes; a file locked after it was removed is
+        not the directory's lock any more, so the flock is taken again on the current file.
+        """
+        while True:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 4096).decode(errors="replace").strip() or "unknown process"
+                os.close(fd)
+                self._created_dir = False
+                raise RunDirectoryError(
+                    f"hydra.run.dir={str(self.path)!r} is in use by another simstudy run ({holder}). Wait for it to "
+                    "finish, or choose another hydra.run.dir; two processes never write one run directory.") from None
+            try:
+                if os.fstat(fd).st_ino == os.stat(lock).st_ino:
+                    return fd
+            except FileNotFoundError:
+                pass
+            os.close(fd)  # removed by its holder between our open and our flock: try the current file
 
     def release(self) -> None:
         """Release the lock and remove the lock file."""
