@@ -363,6 +363,7 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
     try:
         study = study if study is not None else build(plan)
         phases = study.phases(plan.runner.on_error)
+        _check_only_replicate(plan, phases)
         identity = run_identity(study)
         config = resolved_config(study, plan)
         if directory is not None:
@@ -401,6 +402,19 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
         if directory is not None:
             _detach_log()
             directory.release()
+
+
+def _check_only_replicate(plan: RunPlan, phases: list[Phase]) -> None:
+    """``runner.only_replicate`` names a replicate that every phase has (checked before any work)."""
+    r = plan.runner.only_replicate
+    if r is None:
+        return
+    for phase in phases:
+        most = max(phase.replicates, default=0)
+        if r >= most:
+            raise ConfigError(f"runner.only_replicate={r} is invalid: the {phase.name!r} phase of study "
+                              f"{plan.study.name!r} has {most} replicate(s) per condition (indices 0..{most - 1}); "
+                              "a debugging run needs a replicate index that every phase has.")
 
 
 def _check_debug_run(plan: RunPlan, directory: RunDirectory) -> None:

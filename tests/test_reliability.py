@@ -18,10 +18,20 @@ import pytest
 
 from conftest import ROOT, make_letter_like
 
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-#: A run of about 120 chunks (10-20 s in one process): long enough to be caught running.
-LONG = ["study.sizes=[20,40,80]", "study.replicates=1000", "runner.chunk_size=25", "runner.n_jobs=1",
-        "runner.progress=false"]
+ENV = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}"}
+#: A run of 300 chunks (about 20 s in one process), with a learner that can be slowed down
+#: (flaky_learners.GatedTree) so that a test catches it running whatever the machine's load.
+LONG = ["study.sizes=[20,40,80]", "study.replicates=1000", "runner.chunk_size=10", "runner.n_jobs=1",
+        "runner.progress=false", "learner.estimator._target_=flaky_learners.GatedTree"]
+
+
+@pytest.fixture
+def gate(tmp_path, monkeypatch):
+    """Slow every fit of GatedTree down to ``seconds`` while the returned file exists."""
+    path = tmp_path / "gate"
+    path.write_text("0.02")
+    monkeypatch.setitem(ENV, "SIMSTUDY_TEST_GATE", str(path))
+    return path
 SMALL = ["study.sizes=[20]", "study.replicates=40", "runner.chunk_size=10", "runner.n_jobs=1", "runner.progress=false"]
 
 
@@ -78,7 +88,7 @@ def _records(run_dir):
 
 # ----------------------------------------------------------------------------- one directory, one process
 @pytest.mark.slow
-def test_a_second_process_is_refused_and_a_killed_runs_lock_is_taken_over(tmp_path):
+def test_a_second_process_is_refused_and_a_killed_runs_lock_is_taken_over(tmp_path, gate):
     """Issue 12, item 2: a second run on a busy directory (even with runner.overwrite=true and
     another seed) is refused at once and changes nothing; after a SIGKILL the stale lock is
     taken over and the run resumes to exactly the records of an uninterrupted run."""
@@ -93,6 +103,7 @@ def test_a_second_process_is_refused_and_a_killed_runs_lock_is_taken_over(tmp_pa
         assert first.poll() is None, "the first run must still be running while the second is refused"
         assert set(before) <= set(_snapshot(out / "shards"))  # nothing of the first run deleted
     _kill(first)
+    gate.unlink()  # full speed from here on
     assert (out / "run.lock").is_file() and not (out / "replicates.parquet").exists()
     resumed = _simstudy(*LONG, f"hydra.run.dir={out}")
     assert resumed.returncode == 0, resumed.stderr
@@ -106,7 +117,7 @@ def test_a_second_process_is_refused_and_a_killed_runs_lock_is_taken_over(tmp_pa
 
 
 @pytest.mark.slow
-def test_a_changed_data_file_is_refused_on_resume(tmp_path):
+def test_a_changed_data_file_is_refused_on_resume(tmp_path, gate):
     """Issue 12, item 3: interrupt a run on a data file, change the file, run again: refused
     (the data fingerprint is part of the run's identity), and the old shards are left alone."""
     X, y = make_letter_like(rows=2000)
@@ -262,7 +273,7 @@ def _terminal(args, interrupt_after_shards, run_dir, timeout=300):
 
 
 @pytest.mark.slow
-def test_ctrl_c_shows_one_line_saying_how_to_resume(tmp_path):
+def test_ctrl_c_shows_one_line_saying_how_to_resume(tmp_path, gate):
     """Issue 12, item 6: Ctrl-C during a run with loky workers: one line, exit 130; the workers
     print nothing (no KeyboardInterrupt tracebacks, no resource-tracker noise)."""
     out = tmp_path / "run"
