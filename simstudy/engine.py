@@ -196,7 +196,12 @@ def build(plan: RunPlan) -> Study:
             population.check_size(max(sizes))
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-    study.check()
+    try:
+        study.check()
+    except ValueError as exc:  # a part that does not fit the data (loss, learner): the message names the field
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(str(exc)) from None
     return study
 
 

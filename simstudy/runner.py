@@ -313,6 +313,21 @@ def _joblib_outputs(fn, chunks, n_jobs, backend, on_error) -> Iterator[ChunkOutp
     yield from parallel(delayed(_timed)(fn, c, on_error) for c in chunks)
 
 
+def _quiet_cluster(factory: Callable[..., Any], **kwargs: Any) -> Any:
+    """Start a dask LocalCluster whose worker processes ignore SIGINT (they inherit the ignored
+    signal): on Ctrl-C only this process stops the run, and the workers print no tracebacks."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return factory(**kwargs)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return factory(**kwargs)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) -> Iterator[ChunkOutput]:
     try:
         from distributed import Client, LocalCluster, as_completed
@@ -323,8 +338,8 @@ def _dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) -> Iterator[C
         client = Client(scheduler_address)
     else:
         workers = n_jobs if n_jobs and n_jobs > 0 else (os.cpu_count() or 1)
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, host="127.0.0.1")
+        cluster = _quiet_cluster(LocalCluster, n_workers=workers, threads_per_worker=1, processes=True,
+                                 dashboard_address=None, host="127.0.0.1")
         client = Client(cluster)
     try:
         remote_fn = client.scatter(fn, broadcast=True)

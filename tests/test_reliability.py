@@ -273,11 +273,15 @@ def _terminal(args, interrupt_after_shards, run_dir, timeout=300):
 
 
 @pytest.mark.slow
-def test_ctrl_c_shows_one_line_saying_how_to_resume(tmp_path, gate):
-    """Issue 12, item 6: Ctrl-C during a run with loky workers: one line, exit 130; the workers
-    print nothing (no KeyboardInterrupt tracebacks, no resource-tracker noise)."""
+@pytest.mark.parametrize("runner", ["default", "dask"])
+def test_ctrl_c_shows_one_line_saying_how_to_resume(tmp_path, gate, runner):
+    """Issue 12, item 6: Ctrl-C during a run with worker processes (loky, dask): one line, exit
+    130; the workers print nothing (no KeyboardInterrupt tracebacks, no resource-tracker noise)."""
+    if runner == "dask":
+        pytest.importorskip("distributed")
     out = tmp_path / "run"
-    status, shown = _terminal([*LONG, "runner.n_jobs=2", "runner.progress=false", f"hydra.run.dir={out}"], 4, out)
+    status, shown = _terminal([*LONG, f"runner={runner}", "runner.n_jobs=2", "runner.progress=false",
+                               f"hydra.run.dir={out}"], 4, out)
     lines = [line for line in shown.replace("\r", "\n").splitlines() if line.strip()]
     assert status == 130, shown
     assert len(lines) == 1, shown

@@ -86,8 +86,7 @@ def test_more_replicates_and_sizes_compute_only_the_new_chunks(tmp_path, fresh):
     (dict(population={"kind": "logistic", "name": "logistic", "bayes_error": 0.1}), "population.bayes_error"),
     (dict(learner={"name": "tree", "estimator": {"_target_": "sklearn.tree.DecisionTreeClassifier",
                                                  "max_depth": 3}}), "learner"),
-    (dict(loss="squared"), "loss"),
-    (dict(truth=True), "study.truth"),
+    (dict(loss="log_loss"), "loss"),
 ])
 def test_a_change_of_what_the_records_depend_on_is_refused(tmp_path, change, named):
     out = tmp_path / "run"
