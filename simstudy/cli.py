@@ -35,8 +35,23 @@ class _ConsoleFilter(logging.Filter):
         return record.name.startswith("simstudy") or record.levelno >= logging.WARNING
 
 
+class _EarlyRecords(logging.Handler):
+    """Keeps what is logged before the run directory is claimed (data loading, size warnings);
+    the engine copies these records into ``cli.log`` when it opens it."""
+
+    def __init__(self, capacity: int = 10_000):
+        super().__init__(logging.INFO)
+        self.early_records: list[logging.LogRecord] = []
+        self.capacity = capacity
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.early_records) < self.capacity:
+            self.early_records.append(record)
+
+
 def setup_logging() -> None:
-    """Console handler (stdout) with :class:`_ConsoleFilter`; root level INFO."""
+    """Console handler (stdout) with :class:`_ConsoleFilter`; root level INFO; early records kept
+    for ``cli.log``."""
     logging.raiseExceptions = False  # a full disk under cli.log: no "--- Logging error ---" tracebacks
     root = logging.getLogger()
     root.setLevel(logging.INFO)
@@ -46,6 +61,8 @@ def setup_logging() -> None:
         handler.addFilter(_ConsoleFilter())
         handler._simstudy = True  # type: ignore[attr-defined]
         root.addHandler(handler)
+    if not any(isinstance(h, _EarlyRecords) for h in root.handlers):  # again for every job of a sweep
+        root.addHandler(_EarlyRecords())
 
 
 def _disk_message(exc: OSError, run_dir: str) -> str:
@@ -152,6 +169,7 @@ def _run(cfg) -> None:
     from simstudy.rundir import RunDirectory
     from simstudy.warmup import cancel_workers
 
+    setup_logging()
     hydra_cfg = HydraConfig.get()
     run_dir = hydra_cfg.runtime.output_dir
     overrides = list(hydra_cfg.overrides.task)

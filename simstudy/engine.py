@@ -447,7 +447,12 @@ def _attach_log(path: Path) -> None:
     handler = logging.FileHandler(path / "cli.log")
     handler.setFormatter(logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"))
     handler.setLevel(logging.DEBUG)
-    logging.getLogger().addHandler(handler)
+    root = logging.getLogger()
+    for early in [h for h in root.handlers if getattr(h, "early_records", None) is not None]:
+        for record in early.early_records:  # logged before the directory was claimed (the CLI keeps them)
+            handler.handle(record)
+        root.removeHandler(early)
+    root.addHandler(handler)
     _LOG_HANDLER = handler
 
 

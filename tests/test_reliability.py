@@ -108,6 +108,7 @@ def test_a_second_process_is_refused_and_a_killed_runs_lock_is_taken_over(tmp_pa
     resumed = _simstudy(*LONG, f"hydra.run.dir={out}")
     assert resumed.returncode == 0, resumed.stderr
     assert "stale" in resumed.stdout and f"pid {first.pid}" in resumed.stdout
+    assert "found stale and taken over" in (out / "cli.log").read_text()  # logged before cli.log existed: kept
     assert not (out / "run.lock").exists()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["resumed_chunks"] >= 3 and manifest["seed"] == 2006
