@@ -313,18 +313,39 @@ def _joblib_outputs(fn, chunks, n_jobs, backend, on_error) -> Iterator[ChunkOutp
     yield from parallel(delayed(_timed)(fn, c, on_error) for c in chunks)
 
 
+def _log_file() -> str | None:
+    """The file the run logs to (``RUN_DIR/cli.log``, attached by the engine), if any."""
+    return next((h.baseFilename for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)), None)
+
+
 def _quiet_cluster(factory: Callable[..., Any], **kwargs: Any) -> Any:
-    """Start a dask LocalCluster whose worker processes ignore SIGINT (they inherit the ignored
-    signal): on Ctrl-C only this process stops the run, and the workers print no tracebacks."""
+    """Start a dask LocalCluster whose worker processes stay off the terminal.
+
+    The worker processes inherit two things from this process while they start: SIGINT ignored
+    (on Ctrl-C only this process stops the run; the workers print no KeyboardInterrupt
+    tracebacks) and, when the run logs to a file, that file as their stderr (their own log lines,
+    INFO included, go to ``cli.log``, not to the terminal).
+    """
     import signal
+    import sys
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         return factory(**kwargs)
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    log_file, saved = _log_file(), None
+    if log_file is not None:
+        sys.stderr.flush()
+        saved, target = os.dup(2), os.open(log_file, os.O_WRONLY | os.O_APPEND)
+        os.dup2(target, 2)
+        os.close(target)
     try:
         return factory(**kwargs)
     finally:
+        if saved is not None:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
         signal.signal(signal.SIGINT, previous)
 
 
@@ -341,15 +362,26 @@ def _dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) -> Iterator[C
         cluster = _quiet_cluster(LocalCluster, n_workers=workers, threads_per_worker=1, processes=True,
                                  dashboard_address=None, host="127.0.0.1")
         client = Client(cluster)
+    finished = False
     try:
         remote_fn = client.scatter(fn, broadcast=True)
         futures = [client.submit(_timed, remote_fn, c, on_error, pure=False) for c in chunks]
         for future in as_completed(futures):
             yield future.result()
+        finished = True
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        # after an abort (Ctrl-C, too many failures) the teardown's warnings ("worker process still
+        # alive after 4 s, killing", cancelled tasks) are expected and not shown
+        quiet = logging.getLogger("distributed")
+        level = quiet.level
+        if not finished:
+            quiet.setLevel(logging.ERROR)
+        try:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        finally:
+            quiet.setLevel(level)
 
 
 class _LogProgress:
