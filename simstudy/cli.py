@@ -334,6 +334,8 @@ def _main(argv: list[str]) -> None:
     sys.stderr = held
     try:
         _task()
+        if not _TASK_STARTED:  # --cfg, --info, ...: Hydra printed something and ran nothing
+            _remove_created_dirs("")
     except SystemExit as exc:
         if exc.code not in (0, None) and not _TASK_STARTED:  # Hydra's composition errors (unknown key, wrong type)
             sys.stderr, text, held.held = held.stream, "".join(held.held), []
