@@ -35,8 +35,24 @@ class _ConsoleFilter(logging.Filter):
         return record.name.startswith("simstudy") or record.levelno >= logging.WARNING
 
 
+class _EarlyRecords(logging.Handler):
+    """Keeps what is logged before the run directory is claimed (data loading, size warnings);
+    the engine copies these records into ``cli.log`` when it opens it."""
+
+    def __init__(self, capacity: int = 10_000):
+        super().__init__(logging.INFO)
+        self.early_records: list[logging.LogRecord] = []
+        self.capacity = capacity
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.early_records) < self.capacity:
+            self.early_records.append(record)
+
+
 def setup_logging() -> None:
-    """Console handler (stdout) with :class:`_ConsoleFilter`; root level INFO."""
+    """Console handler (stdout) with :class:`_ConsoleFilter`; root level INFO; early records kept
+    for ``cli.log``."""
+    logging.raiseExceptions = False  # a full disk under cli.log: no "--- Logging error ---" tracebacks
     root = logging.getLogger()
     root.setLevel(logging.INFO)
     if not any(getattr(h, "_simstudy", False) for h in root.handlers):
@@ -45,8 +61,8 @@ def setup_logging() -> None:
         handler.addFilter(_ConsoleFilter())
         handler._simstudy = True  # type: ignore[attr-defined]
         root.addHandler(handler)
-    for noisy in ("distributed", "numba", "matplotlib", "asyncio", "tornado", "bokeh"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    if not any(isinstance(h, _EarlyRecords) for h in root.handlers):  # again for every job of a sweep
+        root.addHandler(_EarlyRecords())
 
 
 def _disk_message(exc: OSError, run_dir: str) -> str:
@@ -89,71 +105,208 @@ def _unused_parts(plan, overrides: list[str]) -> None:
                               "this override.")
 
 
+def _chunk_bound(plan) -> int | None:
+    """At most this many chunks, when the config tells (``replicates`` per size); else None."""
+    replicates, sizes = getattr(plan.config, "replicates", None), getattr(plan.config, "sizes", None)
+    if isinstance(replicates, int) and isinstance(sizes, (list, tuple)) and sizes:
+        return len(sizes) * -(-replicates // plan.runner.chunk_size)
+    return None
+
+
 def _prestart(plan) -> None:
+    """Start (and warm) the loky workers while the data loads; only after every check that needs no data."""
+    from simstudy.runner import worker_count
     from simstudy.warmup import prestart_workers
 
     runner = plan.runner
-    if runner.only_replicate is None:
-        target = f"{plan.study.__module__}:{plan.study.__qualname__}"
-        prestart_workers(runner.n_jobs, runner.backend, target)
+    if runner.only_replicate is not None or runner.backend != "loky":
+        return
+    bound = _chunk_bound(plan)
+    n_jobs = worker_count(runner.n_jobs, bound) if bound else runner.n_jobs
+    _quiet_loky_tracker()
+    target = f"{plan.study.__module__}:{plan.study.__qualname__}"
+    prestart_workers(n_jobs, runner.backend, target)
+
+
+def _quiet_loky_tracker() -> None:
+    """Start loky's resource tracker with its stderr on /dev/null.
+
+    The tracker is a helper process of joblib's process pool; on Ctrl-C it races with the pool's
+    own clean-up and prints internal tracebacks (KeyError in resource_tracker.py, "leaked
+    semlock objects") to the terminal, which say nothing the user can act on.
+    """
+    try:
+        from joblib.externals.loky.backend.resource_tracker import _resource_tracker
+    except ImportError:  # pragma: no cover - depends on joblib's layout
+        return
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        _resource_tracker.ensure_running()
+    except Exception as exc:  # pragma: no cover - the pool starts its own tracker then
+        log.debug("could not start loky's resource tracker quietly: %s", exc)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
+def _interrupted(run_dir: str) -> str:
+    shards = Path(run_dir) / "shards"
+    done = len(list(shards.rglob("*.json"))) if shards.is_dir() else 0
+    if done:
+        return (f"interrupted. {done} finished chunk(s) are kept in {shards}; run the same command again to resume "
+                "(only the missing replicates are computed).")
+    return "interrupted before any chunk finished; run the same command again to start the run."
 
 
 def _run(cfg) -> None:
-    """The task function: compose -> validate -> (start workers) -> run -> headline."""
+    """The task function: compose -> validate -> lock the run directory -> (start workers) -> run -> headline."""
     from hydra.core.hydra_config import HydraConfig
 
     from simstudy.engine import execute
-    from simstudy.warmup import wait_for_workers
+    from simstudy.rundir import RunDirectory
+    from simstudy.warmup import cancel_workers
 
+    setup_logging()
     hydra_cfg = HydraConfig.get()
     run_dir = hydra_cfg.runtime.output_dir
     overrides = list(hydra_cfg.overrides.task)
     command = " ".join(["simstudy", *(o for o in overrides if not o.startswith(
         ("hydra.run.dir", "runner.only_replicate", "runner.on_error")))])
+    directory = RunDirectory(run_dir)
     try:
         plan = plan_from_config(cfg, command)
         plan.overrides = overrides
         _unused_parts(plan, overrides)
+        directory.lock()  # busy or foreign directory: refused before any data or worker
         _prestart(plan)
-        result = execute(plan, run_dir)
-    except UserError as exc:
-        log.debug("refused: %s", exc)
-        _fail("simstudy", str(exc))
-    except KeyboardInterrupt:
-        _fail("simstudy", f"interrupted. The finished chunks are kept in {run_dir}/shards; run the same command again "
-                          "to resume.", 130)
-    except OSError as exc:
-        _fail("simstudy", _disk_message(exc, run_dir))
-    finally:
-        wait_for_workers()  # after a failure before the run started: let the warm-up finish cleanly
+        result = execute(plan, directory)
+    except BaseException as exc:
+        cancel_workers()  # a refusal is not delayed by the warm-up of workers it no longer needs
+        directory.abandon()
+        _remove_created_dirs(run_dir)
+        if isinstance(exc, UserError):
+            log.debug("refused: %s", exc)
+            _fail("simstudy", " ".join(str(exc).split()))
+        if isinstance(exc, KeyboardInterrupt):
+            _fail("simstudy", _interrupted(run_dir), 130)
+        if isinstance(exc, OSError):
+            _fail("simstudy", _disk_message(exc, run_dir))
+        raise
     print(result.headline())
     files = sorted(p.name + ("/" if p.is_dir() else "") for p in result.run_dir.iterdir()
                    if not p.name.startswith(".") and p.name not in ("shards", "run.lock"))
     print(f"simstudy: results in {result.run_dir.resolve()} ({result.wall_time:.1f} s): {', '.join(files)}")
 
 
-def _check_run_dir_argument(argv: list[str]) -> None:
-    """hydra.run.dir must be creatable before Hydra tries (Hydra would print a traceback)."""
-    for arg in argv:
-        if arg.startswith("hydra.run.dir="):
-            path = Path(arg.split("=", 1)[1])
-            parent = path
-            while not parent.exists() and parent != parent.parent:
-                parent = parent.parent
-            if path.exists() and not path.is_dir():
-                _fail("simstudy", f"hydra.run.dir={str(path)!r} is a file, not a directory: choose a new directory.")
-            if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-                _fail("simstudy", f"hydra.run.dir={str(path)!r} cannot be created ({str(parent)!r} is not a writable "
-                                  "directory): choose a directory you can write to.")
+# ----------------------------------------------------------------------------- the run directory argument
+#: Directories created by simstudy (or Hydra) for this run, removed again if the run is refused.
+_CREATED_DIRS: list[Path] = []
+
+
+def _run_dir_argument(argv: list[str]) -> str | None:
+    given = [a.split("=", 1)[1] for a in argv if a.startswith("hydra.run.dir=")]
+    return given[-1] if given else None
+
+
+def _create_run_dir(argv: list[str]) -> None:
+    """Create ``hydra.run.dir`` before Hydra does (Hydra would print a traceback when it cannot).
+
+    The directories created are remembered, and removed again if the run is refused.
+    """
+    value = _run_dir_argument(argv)
+    if value is None or "${" in value or any(a in ("-m", "--multirun") for a in argv):
+        return
+    path = Path(value)
+    if path.exists() and not path.is_dir():
+        _fail("simstudy", f"hydra.run.dir={value!r} is a file, not a directory: choose a new directory for the run's "
+                          "outputs.")
+    missing = []
+    parent = path
+    while not parent.exists() and parent != parent.parent:
+        missing.append(parent)
+        parent = parent.parent
+    if not parent.is_dir():
+        _fail("simstudy", f"hydra.run.dir={value!r} cannot be created: {str(parent)!r} is a file, not a directory. "
+                          "Choose a directory you can write to.")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _fail("simstudy", f"hydra.run.dir={value!r} cannot be created ({exc.strerror or exc}). Choose a directory you "
+                          "can write to.")
+    _CREATED_DIRS[:] = missing
+
+
+def _remove_created_dirs(run_dir: str) -> None:
+    """After a refusal: remove the run directory if it is empty and was made for this run."""
+    created = _CREATED_DIRS or ([Path(run_dir)] if _RUN_DIR_GIVEN is None and run_dir else [])
+    for path in created:  # deepest first
+        try:
+            path.rmdir()  # only if empty
+        except OSError:
+            break
+
+
+_RUN_DIR_GIVEN: str | None = None
+
+
+# ----------------------------------------------------------------------------- Hydra's own errors
+class _HeldStderr:
+    """``sys.stderr`` while Hydra composes the config: what Hydra writes is held back until the task
+    starts (then passed on) or Hydra gives up (then reworded as one ``simstudy: error:`` paragraph)."""
+
+    def __init__(self, stream: Any):
+        self.stream, self.held = stream, []
+
+    def write(self, text: str) -> int:
+        if _TASK_STARTED:
+            return self.stream.write(text)
+        self.held.append(text)
+        return len(text)
+
+    def release(self) -> None:
+        if self.held:
+            self.stream.write("".join(self.held))
+            self.held = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _hydra_message(text: str) -> str:
+    """Hydra's multi-line composition error as one paragraph (no stack-trace tip, no search path)."""
+    lines = [line.strip() for line in text.splitlines()]
+    lines = [line for line in lines if line and not line.startswith("Set the environment variable HYDRA_FULL_ERROR")]
+    if "Config search path:" in lines:
+        lines = lines[:lines.index("Config search path:")]
+    if any(line.startswith("Traceback") for line in lines):
+        lines = lines[-1:]  # the exception itself
+    out: list[str] = []
+    for line in lines:
+        if out and out[-1].endswith(":") and out[-1].startswith("Available options"):
+            out[-1] += " " + line
+        elif out and out[-1].startswith("Available options"):
+            out[-1] += ", " + line
+        else:
+            out.append(line)
+    message = "; ".join(line.rstrip(".") for line in out) or "the configuration could not be composed"
+    return message + ". See simstudy --help for the groups, options and fields."
 
 
 def main() -> None:
     """Console-script entry point ``simstudy``."""
-    import hydra
+    try:
+        _main(sys.argv[1:])
+    except KeyboardInterrupt:
+        if not _TASK_STARTED:
+            _fail("simstudy", "interrupted before the run started; nothing was computed.", 130)
+        raise
 
-    from simstudy.config import register_configs
 
-    argv = sys.argv[1:]
+def _main(argv: list[str]) -> None:
+    global _RUN_DIR_GIVEN
     if os.getcwd() not in sys.path:  # the user's own modules (study._target_=..., population._target_=...)
         sys.path.insert(0, os.getcwd())
     if any(a in ("--help", "-h") for a in argv):
@@ -161,7 +314,12 @@ def main() -> None:
 
         print(help_text())
         return
-    _check_run_dir_argument(argv)
+    _RUN_DIR_GIVEN = _run_dir_argument(argv)
+    _create_run_dir(argv)
+    import hydra
+
+    from simstudy.config import register_configs
+
     setup_logging()
     register_configs()
 
@@ -169,14 +327,24 @@ def main() -> None:
     def _task(cfg) -> None:
         global _TASK_STARTED
         _TASK_STARTED = True
+        held.release()
         _run(cfg)
 
+    held = _HeldStderr(sys.stderr)
+    sys.stderr = held
     try:
         _task()
+        if not _TASK_STARTED:  # --cfg, --info, ...: Hydra printed something and ran nothing
+            _remove_created_dirs("")
     except SystemExit as exc:
-        if exc.code == 1 and not _TASK_STARTED:  # Hydra's composition errors (unknown key, wrong type)
-            sys.exit(2)
+        if exc.code not in (0, None) and not _TASK_STARTED:  # Hydra's composition errors (unknown key, wrong type)
+            sys.stderr, text, held.held = held.stream, "".join(held.held), []
+            _remove_created_dirs("")
+            _fail("simstudy", _hydra_message(text))
         raise
+    finally:
+        sys.stderr = held.stream
+        held.release()
 
 
 # ----------------------------------------------------------------------------- simstudy-report
@@ -203,16 +371,17 @@ def report_main(argv: list[str] | None = None) -> None:
     setup_logging()
     try:
         result = load_run(args.run_dir, **settings)
-        if settings:
+        out = Path(args.run_dir)  # the run's own settings: the same tables, rewritten from the records
+        if settings:  # other settings: beside the run's tables, never over them
             tag = "_".join(f"{k}={'-'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in settings.items())
-            out = Path(args.run_dir) / "reaggregated" / tag
-        else:
-            out = Path(args.run_dir)
-        files = result.write(out, records=False) if settings else result.write(out, records=False)
+            out = out / "reaggregated" / tag
+        files = result.write(out, records=False)
     except UserError as exc:
-        _fail("simstudy-report", str(exc))
+        _fail("simstudy-report", " ".join(str(exc).split()))
     except OSError as exc:
         _fail("simstudy-report", _disk_message(exc, args.run_dir))
+    except KeyboardInterrupt:
+        _fail("simstudy-report", "interrupted; run the same command again (the records are never changed by it).", 130)
     print(result.headline())
     print(f"simstudy-report: wrote {len(files)} files in {out} ({len(result.summary)} summary rows)")
 
@@ -230,8 +399,10 @@ def collect_main(argv: list[str] | None = None) -> None:
     setup_logging()
     try:
         result = collect(args.sweep_dir)
-    except (UserError, FileNotFoundError) as exc:
-        _fail("simstudy-collect", str(exc))
+    except UserError as exc:
+        _fail("simstudy-collect", " ".join(str(exc).split()))
+    except KeyboardInterrupt:
+        _fail("simstudy-collect", "interrupted; the run directories are unchanged.", 130)
     except OSError as exc:
         _fail("simstudy-collect", _disk_message(exc, args.sweep_dir))
     for line in result.headlines:

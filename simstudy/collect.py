@@ -75,8 +75,12 @@ def _merge(runs: list[Path], name: str, parameters: list[str]) -> pd.DataFrame |
         path = run / name
         if not path.is_file():
             continue
-        frame = pd.read_csv(path)
-        values = run_overrides(run)
+        try:
+            frame = pd.read_csv(path)
+            values = run_overrides(run)
+        except Exception as exc:  # an empty, truncated or foreign file
+            raise UserError(f"{path} is unreadable ({type(exc).__name__}: {exc}); remove that run directory from the "
+                            "sweep or re-run it.") from None
         for i, key in enumerate(k for k in parameters if k not in frame.columns):
             frame.insert(i, key, values.get(key))
         frame.insert(len(parameters), "run_dir", str(run))

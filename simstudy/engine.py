@@ -133,10 +133,7 @@ def prepare(study: Any, population: Any = None, learner: Any = None, runner: Any
     if isinstance(study, Study):
         params = {**study.config.as_dict(), **params}
     config = make_config(cls, params)
-    if hasattr(config, "loss"):
-        from simstudy.losses import resolve_loss
-
-        resolve_loss(config.loss)
+    _check_loss_field(config)
     options = make_runner(runner, command)
     if options.only_replicate is not None:
         replicates = getattr(config, "replicates", None)
@@ -156,6 +153,18 @@ def prepare(study: Any, population: Any = None, learner: Any = None, runner: Any
             if "_target_" not in spec:
                 validate_population_config(spec)
     return RunPlan(cls, config, population, learner, options)
+
+
+def _check_loss_field(config: StudyConfig) -> None:
+    """``study.loss`` names a known loss or an importable function (no data needed)."""
+    if not hasattr(config, "loss"):
+        return
+    from simstudy.losses import resolve_loss
+
+    try:
+        resolve_loss(config.loss)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 # ----------------------------------------------------------------------------- step 2: build
@@ -187,7 +196,12 @@ def build(plan: RunPlan) -> Study:
             population.check_size(max(sizes))
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-    study.check()
+    try:
+        study.check()
+    except ValueError as exc:  # a part that does not fit the data (loss, learner): the message names the field
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(str(exc)) from None
     return study
 
 
@@ -340,15 +354,30 @@ def _manifest(study: Study, plan: RunPlan, identity: RunIdentity, phases: dict[s
     }
 
 
-def execute(plan: RunPlan, out: str | Path | None = None, study: Study | None = None) -> StudyResult:
-    """Build (unless ``study`` is given), run every phase, aggregate; write files when ``out`` is set."""
+def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: Study | None = None) -> StudyResult:
+    """Build (unless ``study`` is given), run every phase, aggregate; write files when ``out`` is set.
+
+    The run directory is locked before any data is loaded (a busy or foreign directory is
+    refused at once) and claimed for the run's identity once the parts are built. ``out`` may be
+    a :class:`RunDirectory` the caller has locked already (the command line does, before it
+    starts its workers).
+    """
     t_start = time.perf_counter()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    study = study if study is not None else build(plan)
-    phases = study.phases(plan.runner.on_error)
-    identity = run_identity(study)
-    config = resolved_config(study, plan)
-    directory = RunDirectory(out).claim(identity, plan.runner.overwrite) if out is not None else None
+    directory = None if out is None else (out if isinstance(out, RunDirectory) else RunDirectory(out)).lock()
+    try:
+        study = study if study is not None else build(plan)
+        phases = study.phases(plan.runner.on_error)
+        _check_only_replicate(plan, phases)
+        identity = run_identity(study)
+        config = resolved_config(study, plan)
+        if directory is not None:
+            directory.claim(identity, plan.runner.overwrite)
+            _check_debug_run(plan, directory)
+    except BaseException:
+        if directory is not None:
+            directory.abandon()  # a refused run leaves the directory as it found it
+        raise
     try:
         if directory is not None:
             _write_config(directory.path, config, plan.overrides)
@@ -380,6 +409,27 @@ def execute(plan: RunPlan, out: str | Path | None = None, study: Study | None = 
             directory.release()
 
 
+def _check_only_replicate(plan: RunPlan, phases: list[Phase]) -> None:
+    """``runner.only_replicate`` names a replicate that every phase has (checked before any work)."""
+    r = plan.runner.only_replicate
+    if r is None:
+        return
+    for phase in phases:
+        most = max(phase.replicates, default=0)
+        if r >= most:
+            raise ConfigError(f"runner.only_replicate={r} is invalid: the {phase.name!r} phase of study "
+                              f"{plan.study.name!r} has {most} replicate(s) per condition (indices 0..{most - 1}); "
+                              "a debugging run needs a replicate index that every phase has.")
+
+
+def _check_debug_run(plan: RunPlan, directory: RunDirectory) -> None:
+    """A one-replicate debugging run never writes over a run's records."""
+    if plan.runner.only_replicate is not None and (directory.path / "shards").is_dir():
+        raise ConfigError(f"runner.only_replicate={plan.runner.only_replicate} is a one-replicate debugging run, but "
+                          f"hydra.run.dir={str(directory.path)!r} holds a full run whose tables it would replace. "
+                          "Add hydra.run.dir=runs/debug (any new directory).")
+
+
 def _write_config(path: Path, config: dict[str, Any], overrides: list[str]) -> None:
     import yaml
 
@@ -397,7 +447,12 @@ def _attach_log(path: Path) -> None:
     handler = logging.FileHandler(path / "cli.log")
     handler.setFormatter(logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"))
     handler.setLevel(logging.DEBUG)
-    logging.getLogger().addHandler(handler)
+    root = logging.getLogger()
+    for early in [h for h in root.handlers if getattr(h, "early_records", None) is not None]:
+        for record in early.early_records:  # logged before the directory was claimed (the CLI keeps them)
+            handler.handle(record)
+        root.removeHandler(early)
+    root.addHandler(handler)
     _LOG_HANDLER = handler
 
 

@@ -115,15 +115,20 @@ class StudyResult:
         """
         allowed = set(self.study.Config.field_names("report"))
         for key in settings:
+            if key not in allowed and not allowed:
+                raise ConfigError(f"study.{key} cannot be re-aggregated: study {self.study.name!r} has no setting that "
+                                  "changes only its tables; its numbers come from the records themselves.")
             if key not in allowed:
-                raise ConfigError(f"{key} cannot be changed without recomputing the records (re-aggregation can "
-                                  f"change only {', '.join(sorted(allowed)) or 'nothing'}); run the study again.")
+                raise ConfigError(f"study.{key} cannot be changed without recomputing the records (re-aggregation can "
+                                  f"change only {', '.join(f'study.{k}' for k in sorted(allowed))}); run the study "
+                                  "again with the new value in a new hydra.run.dir.")
         config = type(self.study.config)(**{**self.study.config.as_dict(), **settings})
         config.validate()
         study = type(self.study)(config, self.study.population, self.study.learner, self.study.loss)
         tables = study.aggregate(self.phase_records)
         resolved = {**self.config, "study": config.as_dict()}
-        return StudyResult(study, resolved, self.phase_records, tables, self.manifest, self.run_dir)
+        manifest = {**self.manifest, "reaggregated_with": {f"study.{k}": v for k, v in settings.items()}}
+        return StudyResult(study, resolved, self.phase_records, tables, manifest, self.run_dir)
 
 
 def load_run(directory: str | Path, **settings: Any) -> StudyResult:
@@ -168,7 +173,10 @@ def load_run(directory: str | Path, **settings: Any) -> StudyResult:
     except UserError:
         raise
     except Exception as exc:  # unreadable YAML / Parquet / JSON
-        raise UserError(f"{str(directory)!r} could not be read ({type(exc).__name__}: {exc}); the run's files are "
-                        "damaged. Re-run the study into a new directory.") from None
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+        fix = ("Run the study's command again with the same hydra.run.dir: it rebuilds these files from the run's "
+               "shards without recomputing them." if (directory / "shards").is_dir()
+               else "Run the study again into a new directory.")
+        raise UserError(f"{str(directory)!r} could not be read ({detail}); the run's files are damaged. {fix}") from None
     result = StudyResult(study, config, phase_records, study.aggregate(phase_records), manifest, directory)
     return result.reaggregate(**settings) if settings else result

@@ -84,7 +84,7 @@ class RunDirectory:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self._fd: int | None = None
-        self._created_lock = False
+        self._created_dir = False
         self.resumed = False
 
     # -- checks that write nothing
@@ -107,19 +107,22 @@ class RunDirectory:
                     "Choose a new or empty directory.")
 
     # -- the lock
+    def lock(self) -> "RunDirectory":
+        """Check that the directory is usable and take its lock (no data needed, nothing else written).
+
+        The command line calls this before it loads any data or starts any worker; :meth:`claim`
+        then checks the identity under the same lock. Raises :class:`RunDirectoryError` (foreign
+        directory, another process holds the lock), leaving the directory as it was.
+        """
+        if self._fd is None:
+            self._check_usable()
+            self._lock()
+        return self
+
     def _lock(self) -> None:
+        self._created_dir = not self.path.exists()
         self.path.mkdir(parents=True, exist_ok=True)
-        lock = self.path / LOCK_FILE
-        self._created_lock = not lock.exists()
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 4096).decode(errors="replace").strip() or "unknown process"
-            os.close(fd)
-            raise RunDirectoryError(
-                f"hydra.run.dir={str(self.path)!r} is in use by another simstudy run ({holder}). Wait for it to "
-                "finish, or choose another hydra.run.dir; two processes never write one run directory.") from None
+        fd = self._locked_fd(self.path / LOCK_FILE)
         previous = os.read(fd, 4096).decode(errors="replace").strip()
         if previous:
             log.warning("run directory %s: a lock left by a run that did not finish (%s) was found stale and "
@@ -130,6 +133,30 @@ class RunDirectory:
         os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}, started {started}".encode())
         os.fsync(fd)
         self._fd = fd
+
+    def _locked_fd(self, lock: Path) -> int:
+        """Open ``lock`` and hold an exclusive flock on it; refuse if another process holds it.
+
+        The holder removes the lock file when it finishes; a file locked after it was removed is
+        not the directory's lock any more, so the flock is taken again on the current file.
+        """
+        while True:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 4096).decode(errors="replace").strip() or "unknown process"
+                os.close(fd)
+                self._created_dir = False
+                raise RunDirectoryError(
+                    f"hydra.run.dir={str(self.path)!r} is in use by another simstudy run ({holder}). Wait for it to "
+                    "finish, or choose another hydra.run.dir; two processes never write one run directory.") from None
+            try:
+                if os.fstat(fd).st_ino == os.stat(lock).st_ino:
+                    return fd
+            except FileNotFoundError:
+                pass
+            os.close(fd)  # removed by its holder between our open and our flock: try the current file
 
     def release(self) -> None:
         """Release the lock and remove the lock file."""
@@ -142,9 +169,10 @@ class RunDirectory:
             os.close(self._fd)
             self._fd = None
 
-    def _abandon(self) -> None:
-        """Release after a refusal: remove a lock file this claim created, leave the rest."""
-        created = self._created_lock
+    def abandon(self) -> None:
+        """Release after a refusal: remove the lock file (and the directory, if this claim created
+        it and it is empty), leave the rest."""
+        created = self._created_dir
         self.release()
         if created and self.path.is_dir() and not any(self.path.iterdir()):
             self.path.rmdir()
@@ -192,8 +220,7 @@ class RunDirectory:
             Another process holds it, it is foreign, or it holds another configuration (without
             ``overwrite``). Nothing in the directory is changed then.
         """
-        self._check_usable()
-        self._lock()
+        self.lock()
         try:
             state = self._state()
             why = self._refusal(state, identity) if state is not None else ""
@@ -205,7 +232,7 @@ class RunDirectory:
                 self._clear()
                 state = None
         except BaseException:
-            self._abandon()
+            self.abandon()
             raise
         self.resumed = state is not None
         subjects = {**(state or {}).get("subjects", {}), **identity.subjects}

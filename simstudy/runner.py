@@ -35,7 +35,7 @@ from joblib import Parallel, delayed
 from tqdm.auto import tqdm
 
 from simstudy.errors import FailureRateExceeded
-from simstudy.warmup import wait_for_workers
+from simstudy.warmup import ignore_interrupts_in_worker, wait_for_workers
 
 __all__ = ["Chunk", "ChunkOutput", "FailureRateExceeded", "ShardStore", "plan_chunks", "run_chunks",
            "BACKENDS", "worker_count"]
@@ -267,12 +267,27 @@ def worker_count(n_jobs: int, chunks: int) -> int:
     return max(1, min(wanted, chunks))
 
 
+_WARNED_CORES: set[int] = set()
+
+
+def _note_workers(n_jobs: int, workers: int, chunks: int, desc: str, remote: bool) -> None:
+    """Warn (once per value) when more workers than cores are asked for; say when chunks cap them."""
+    cores = os.cpu_count() or 1
+    if not remote and workers > cores and n_jobs not in _WARNED_CORES:
+        _WARNED_CORES.add(n_jobs)
+        log.warning("runner.n_jobs=%d: %d workers on the %d cores of this machine share the cores, which is slower, "
+                    "not faster. runner.n_jobs=-1 starts one worker per core.", n_jobs, workers, cores)
+    if not remote and workers < (cores if n_jobs == -1 else n_jobs):
+        log.info("%s: %d chunk(s) to compute, so %d worker(s) (runner.n_jobs=%d)", desc, chunks, workers, n_jobs)
+
+
 def _warning_key(w: warnings.WarningMessage) -> str:
     text = str(w.message).strip().splitlines()
     return f"{w.category.__name__}: {text[0][:200] if text else ''}"
 
 
 def _timed(fn: Callable[[Chunk], Any], chunk: Chunk, on_error: str = "record") -> ChunkOutput:
+    ignore_interrupts_in_worker()
     wall, cpu = time.perf_counter(), time.process_time()
     counts: dict[str, int] = {}
     records, error = None, ""
@@ -298,6 +313,42 @@ def _joblib_outputs(fn, chunks, n_jobs, backend, on_error) -> Iterator[ChunkOutp
     yield from parallel(delayed(_timed)(fn, c, on_error) for c in chunks)
 
 
+def _log_file() -> str | None:
+    """The file the run logs to (``RUN_DIR/cli.log``, attached by the engine), if any."""
+    return next((h.baseFilename for h in logging.getLogger().handlers if isinstance(h, logging.FileHandler)), None)
+
+
+def _quiet_cluster(factory: Callable[..., Any], **kwargs: Any) -> Any:
+    """Start a dask LocalCluster whose worker processes stay off the terminal.
+
+    The worker processes inherit two things from this process while they start: SIGINT ignored
+    (on Ctrl-C only this process stops the run; the workers print no KeyboardInterrupt
+    tracebacks) and, when the run logs to a file, that file as their stderr (their own log lines,
+    INFO included, go to ``cli.log``, not to the terminal).
+    """
+    import signal
+    import sys
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return factory(**kwargs)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    log_file, saved = _log_file(), None
+    if log_file is not None:
+        sys.stderr.flush()
+        saved, target = os.dup(2), os.open(log_file, os.O_WRONLY | os.O_APPEND)
+        os.dup2(target, 2)
+        os.close(target)
+    try:
+        return factory(**kwargs)
+    finally:
+        if saved is not None:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        signal.signal(signal.SIGINT, previous)
+
+
 def _dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) -> Iterator[ChunkOutput]:
     try:
         from distributed import Client, LocalCluster, as_completed
@@ -308,18 +359,29 @@ def _dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) -> Iterator[C
         client = Client(scheduler_address)
     else:
         workers = n_jobs if n_jobs and n_jobs > 0 else (os.cpu_count() or 1)
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, host="127.0.0.1")
+        cluster = _quiet_cluster(LocalCluster, n_workers=workers, threads_per_worker=1, processes=True,
+                                 dashboard_address=None, host="127.0.0.1")
         client = Client(cluster)
+    finished = False
     try:
         remote_fn = client.scatter(fn, broadcast=True)
         futures = [client.submit(_timed, remote_fn, c, on_error, pure=False) for c in chunks]
         for future in as_completed(futures):
             yield future.result()
+        finished = True
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        # after an abort (Ctrl-C, too many failures) the teardown's warnings ("worker process still
+        # alive after 4 s, killing", cancelled tasks) are expected and not shown
+        quiet = logging.getLogger("distributed")
+        level = quiet.level
+        if not finished:
+            quiet.setLevel(logging.ERROR)
+        try:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        finally:
+            quiet.setLevel(level)
 
 
 class _LogProgress:
@@ -429,7 +491,9 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         done += o.chunk.size
         failed += o.failed_replicates
     if chunks:
-        n_jobs = worker_count(n_jobs, len(chunks))
+        workers = worker_count(n_jobs, len(chunks))
+        _note_workers(n_jobs, workers, len(chunks), desc, remote=backend == "dask" and bool(scheduler_address))
+        n_jobs = workers
         stream = (_dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) if backend == "dask"
                   else _joblib_outputs(fn, chunks, n_jobs, backend, on_error))
         with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
@@ -455,7 +519,9 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                             f"runner.max_failure_rate={max_failure_rate}). {hint}")
             finally:
                 if hasattr(stream, "close"):
-                    stream.close()
+                    with warnings.catch_warnings():  # joblib's "tasks executed but not used" after an abort
+                        warnings.simplefilter("ignore")
+                        stream.close()
     outputs.sort(key=lambda o: o.chunk)
     order = {key: i for i, key in enumerate(keys)}
     entries.sort(key=lambda e: (order[e["condition_key"]], e["start"], e["subjects"]))

@@ -20,10 +20,30 @@ from pathlib import Path
 
 log = logging.getLogger("simstudy")
 
-__all__ = ["prestart_workers", "wait_for_workers", "warm_worker"]
+__all__ = ["prestart_workers", "wait_for_workers", "cancel_workers", "warm_worker"]
 
 _pending: threading.Thread | None = None
 _worker_pids: list[int] = []
+
+#: Set by the first process that imports this module; worker processes inherit it.
+_MAIN_PID_VARIABLE = "SIMSTUDY_MAIN_PID"
+os.environ.setdefault(_MAIN_PID_VARIABLE, str(os.getpid()))
+
+
+def ignore_interrupts_in_worker() -> None:
+    """In a worker process, ignore SIGINT: Ctrl-C is the main process's business.
+
+    A Ctrl-C at the terminal reaches every process of the group; the main process stops the run
+    and says how to resume, and the workers it started are stopped with it. Left to themselves,
+    the workers would each print a KeyboardInterrupt traceback (or worse, from inside a compiled
+    kernel). Called at the start of every task; does nothing in the main process or off a main
+    thread (dask runs tasks in threads).
+    """
+    import signal
+
+    if os.environ.get(_MAIN_PID_VARIABLE) == str(os.getpid()) or threading.current_thread() is not threading.main_thread():
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def warm_worker(target: str, barrier: str | None = None, parties: int = 1, timeout: float = 30.0) -> int:
@@ -34,6 +54,7 @@ def warm_worker(target: str, barrier: str | None = None, parties: int = 1, timeo
     have checked in there (or ``timeout`` seconds), so that each of the ``parties`` warm-up
     tasks runs in a different worker.
     """
+    ignore_interrupts_in_worker()
     module_name, _, attr = target.partition(":")
     obj = importlib.import_module(module_name)
     if attr:
@@ -86,3 +107,28 @@ def wait_for_workers() -> list[int]:
         _pending.join()
         _pending = None
     return list(_worker_pids)
+
+
+def cancel_workers(timeout: float = 10.0) -> None:
+    """Stop a warm-up started by :func:`prestart_workers` without waiting for it to finish.
+
+    Used when the run is refused after the workers were started (bad data, say): the loky
+    workers are killed, so the refusal is not delayed by their imports and warm-up.
+    """
+    global _pending
+    if _pending is None:
+        return
+    from joblib.externals.loky import reusable_executor
+
+    deadline = time.monotonic() + timeout
+    killed = None
+    while _pending.is_alive() and time.monotonic() < deadline:
+        executor = getattr(reusable_executor, "_executor", None)  # the one the warm-up's Parallel call uses
+        if executor is not None and executor is not killed:
+            try:
+                executor.shutdown(wait=False, kill_workers=True)
+            except Exception as exc:  # pragma: no cover - depends on loky's internals
+                log.debug("could not stop the warm-up workers: %s", exc)
+            killed = executor
+        _pending.join(0.05)
+    _pending = None

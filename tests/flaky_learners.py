@@ -20,3 +20,22 @@ class WarningTree(DecisionTreeClassifier):
     def fit(self, X, y, **kwargs):
         warnings.warn("this tree always warns", UserWarning)
         return super().fit(X, y, **kwargs)
+
+
+class GatedTree(DecisionTreeClassifier):
+    """A tree whose every fit first sleeps the number of seconds written in the file named by the
+    environment variable SIMSTUDY_TEST_GATE, while that file exists: a run that is slow while the
+    test needs to catch it running, and fast (same records) once the file is removed."""
+
+    def fit(self, X, y, **kwargs):
+        import os
+        import time
+
+        gate = os.environ.get("SIMSTUDY_TEST_GATE")
+        if gate:
+            try:
+                with open(gate) as fh:
+                    time.sleep(float(fh.read() or 0))
+            except FileNotFoundError:
+                pass
+        return super().fit(X, y, **kwargs)

@@ -1,0 +1,254 @@
+"""Bad values for every config group through the command line (issue 12, "Done means").
+
+Each case runs ``python -m simstudy.cli`` in an empty working directory with a bad value for
+one field (study fields of every registered study, population fields of every preset, learner
+fields, runner fields, ``hydra.run.dir``) and asserts: exit status 2, one ``simstudy: error:``
+paragraph that names the field, no traceback, and no file written anywhere (not in the working
+directory, not in the run directory). No case gets as far as computing a replicate.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, make_letter_like
+
+from simstudy.registry import LEARNERS, POPULATIONS, STUDIES
+
+#: (overrides, what the message must name). {data}, {small}, {dir}, {empty}, {binary}, {file},
+#: {missing} and {foreign} are files prepared by the fixture.
+CASES = [
+    # study=cv_variance (the default study)
+    (["study.sizes=[]"], "study.sizes"),
+    (["study.sizes=[1]"], "study.sizes"),
+    (["study.sizes=[20,abc]"], "study.sizes"),
+    (["study.K=1"], "study.K"),
+    (["study.K=abc"], "study.K"),
+    (["study.K=30"], "study.sizes"),
+    (["study.replicates=0"], "study.replicates"),
+    (["study.replicates=1.5"], "study.replicates"),
+    (["study.seed=-1"], "study.seed"),
+    (["study.alpha=1.5"], "study.alpha"),
+    (["study.alpha=0"], "study.alpha"),
+    (["study.rho_hats=[1.2]"], "study.rho_hats"),
+    (["study.loss=nope"], "study.loss"),
+    (["study.loss=squared"], "study.loss"),
+    (["study.truth=true"], "study.truth"),
+    (["study.mu_true=bogus"], "study.mu_true"),
+    (["study.truth=maybe"], "study.truth"),
+    (["study.nope=1"], "study.nope"),
+    (["study=nope"], "study"),
+    # study=cv_clt
+    (["study=cv_clt", "study.replicates=-5"], "study.replicates"),
+    (["study=cv_clt", "study.comparisons=[[tree,nope]]"], "study.comparisons"),
+    (["study=cv_clt", "study.repeated_splits=0"], "study.repeated_splits"),
+    (["study=cv_clt", "study.alpha=1"], "study.alpha"),
+    (["study=cv_clt", "study.sizes=[5]"], "study.sizes"),
+    (["study=cv_clt", "study.nested_cv_repetitions=0"], "study.nested_cv_repetitions"),
+    (["study=cv_clt", "learner=knn"], "learner=knn"),
+    # study=nedelko_fisher
+    (["study=nedelko_fisher", "study.sample_size=[1]"], "study.sample_size"),
+    (["study=nedelko_fisher", "study.bayes_error=[0.7]"], "study.bayes_error"),
+    (["study=nedelko_fisher", "study.bootstrap=-1"], "study.bootstrap"),
+    (["study=nedelko_fisher", "study.rhat_method=nope"], "study.rhat_method"),
+    (["study=nedelko_fisher", "study.rhat_grid=[2]"], "study.rhat_grid"),
+    (["study=nedelko_fisher", "population=letter"], "population=letter"),
+    # study=nedelko_histogram
+    (["study=nedelko_histogram", "study.cells=0"], "study.cells"),
+    (["study=nedelko_histogram", "study.grid_steps=0"], "study.grid_steps"),
+    (["study=nedelko_histogram", "study.sample_size=abc"], "study.sample_size"),
+    (["study=nedelko_histogram", "study.sample_size=1"], "study.sample_size"),
+    # population presets
+    (["population.bayes_error=0.7"], "population.bayes_error"),
+    (["population.bayes_error=abc"], "population.bayes_error"),
+    (["population=gaussian_folds", "population.rho=1.5"], "population.rho"),
+    (["population=gaussian_folds", "population.sigma=-1"], "population.sigma"),
+    (["population=tabular"], "population.path"),
+    (["population=tabular", "population.source=nope"], "population.source"),
+    (["population=letter", "population.path={missing}"], "population.path"),
+    (["population=letter", "population.path={dir}"], "population.path"),
+    (["population=letter", "population.path={empty}"], "population.path"),
+    (["population=letter", "population.path={binary}"], "population.path"),
+    (["population=letter", "population.path={data}", "population.label_column=99"], "population.label_column"),
+    (["population=letter", "population.path={data}", "population.missing=nope"], "population.missing"),
+    (["population=letter", "population.path={data}", "population.positive=[nope]"], "population.positive"),
+    (["population=letter", "population.path={small}", "population.positive=[A,B]", "population.replace=false",
+      "study.sizes=[40]"],
+     "population.replace=false"),
+    (["population=forest", "population.replace=maybe"], "population.replace"),
+    (["population=custom"], "population._target_"),
+    (["population=custom", "population._target_=nope.Nope"], "population._target_"),
+    (["population=nope"], "population"),
+    # learner presets
+    (["+learner.estimator.foo=1"], "learner.estimator"),
+    (["learner.engine=nope"], "learner.engine"),
+    (["+learner.estimator.max_depth=-1"], "learner.estimator"),
+    (["learner=knn", "learner.estimator.n_neighbors=0"], "learner.estimator"),
+    (["learner=knn", "learner.estimator.n_neighbors=abc"], "learner.estimator"),
+    (["learner=ridge", "learner.estimator._target_=nope.Nope"], "learner.estimator._target_"),
+    (["learner=lda", "learner.estimator._target_=sklearn.linear_model.Ridge"], "learner"),
+    (["learner=logistic_regression", "learner.fast_path=maybe"], "learner.fast_path"),
+    (["learner=random_forest", "learner.engine=numba"], "learner.engine"),
+    (["learner=custom"], "learner._target_"),
+    (["learner=nope"], "learner"),
+    # runner
+    (["runner.n_jobs=0"], "runner.n_jobs"),
+    (["runner.n_jobs=1000"], "runner.n_jobs"),
+    (["runner.n_jobs=two"], "runner.n_jobs"),
+    (["runner.chunk_size=0"], "runner.chunk_size"),
+    (["runner.backend=nope"], "runner.backend"),
+    (["runner.on_error=ignore"], "runner.on_error"),
+    (["runner.max_failure_rate=2"], "runner.max_failure_rate"),
+    (["runner.only_replicate=-1"], "runner.only_replicate"),
+    (["runner.only_replicate=60"], "runner.only_replicate"),
+    (["runner.progress=maybe"], "runner.progress"),
+    (["study=nedelko_histogram", "runner.only_replicate=5"], "runner.only_replicate"),
+    (["study=nedelko_fisher", "study.sample_size=[20]", "study.bayes_error=[0.2]", "runner.only_replicate=5000"],
+     "runner.only_replicate"),
+    (["runner=nope"], "runner"),
+    # where the outputs go
+    (["hydra.run.dir=/proc/simstudy/x"], "hydra.run.dir"),
+    (["hydra.run.dir={file}"], "hydra.run.dir"),
+    (["hydra.run.dir={file}/sub"], "hydra.run.dir"),
+    (["hydra.run.dir={foreign}"], "hydra.run.dir"),
+]
+
+BASE = ["study.sizes=[20,40]", "study.replicates=60", "runner.n_jobs=1", "runner.progress=false"]
+#: Studies without training-set sizes: the base overrides would not apply.
+OWN_FIELDS = ("study=nedelko_fisher", "study=nedelko_histogram", "study=nope")
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fuzz-files")
+    X, y = make_letter_like(rows=300)
+    rows = [",".join([c] + [str(v) for v in row]) for c, row in zip(y, X)]
+    paths = {"data": root / "letters.data", "small": root / "small.data", "dir": root / "a-directory",
+             "empty": root / "empty.csv", "binary": root / "binary.data", "file": root / "a-file",
+             "missing": root / "missing.data", "foreign": root / "foreign"}
+    paths["data"].write_text("\n".join(rows) + "\n")
+    paths["small"].write_text("\n".join(rows[:30]) + "\n")
+    paths["dir"].mkdir()
+    paths["empty"].write_text("")
+    paths["binary"].write_bytes(bytes(range(256)) * 8)
+    paths["file"].write_text("not a directory\n")
+    paths["foreign"].mkdir()
+    (paths["foreign"] / "notes.txt").write_text("mine\n")
+    return {k: str(v) for k, v in paths.items()}
+
+
+def _command(overrides, files, run_dir):
+    args = [o.format(**files) for o in overrides]
+    base = [] if any(o in OWN_FIELDS for o in overrides) else BASE
+    if any(o.startswith("study=cv_clt") for o in overrides):
+        base = ["study.replicates=60", "runner.n_jobs=1", "runner.progress=false"]
+    own_dir = any(a.startswith("hydra.run.dir=") for a in args)
+    return [sys.executable, "-m", "simstudy.cli", *base, *args] + ([] if own_dir else [f"hydra.run.dir={run_dir}"])
+
+
+#: Runs each case in a process forked from one that has imported simstudy, Hydra, pandas and
+#: scikit-learn already: the same entry point (simstudy.cli.main), a fresh process per case with
+#: its own working directory, stdout and stderr, without paying the imports 80 times.
+DRIVER = r"""
+import json, os, sys
+import hydra, pandas, sklearn.base, sklearn.tree, sklearn.neighbors, sklearn.linear_model  # noqa: F401
+import simstudy.cli, simstudy.engine, simstudy.populations, simstudy.learners, simstudy.config  # noqa: F401
+from simstudy.registry import STUDIES
+for entry in STUDIES.values():
+    entry.load()
+cases, running, status = json.load(open(sys.argv[1])), {}, {}
+def reap():
+    pid, code = os.wait()
+    status[running.pop(pid)] = os.waitstatus_to_exitcode(code)
+for i, case in enumerate(cases):
+    if len(running) >= 3:
+        reap()
+    pid = os.fork()
+    if pid == 0:
+        os.chdir(case["cwd"])
+        for fd, name in ((1, "out"), (2, "err")):
+            os.dup2(os.open(case[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+        sys.argv = ["simstudy", *case["argv"]]
+        try:
+            simstudy.cli.main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush(); sys.stderr.flush()
+        os._exit(code)
+    running[pid] = i
+while running:
+    reap()
+json.dump(status, open(sys.argv[2], "w"))
+"""
+
+
+class Outcome:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+@pytest.fixture(scope="module")
+def outcomes(files, tmp_path_factory):
+    """Every case run once: (process outcome, working directory, run directory)."""
+    root = tmp_path_factory.mktemp("fuzz-runs")
+    cases = []
+    for i, (overrides, _) in enumerate(CASES):
+        cwd = root / f"cwd{i}"
+        cwd.mkdir()
+        argv = _command(overrides, files, root / f"run{i}")[3:]
+        cases.append({"argv": argv, "cwd": str(cwd), "out": str(root / f"{i}.out"), "err": str(root / f"{i}.err")})
+    (root / "cases.json").write_text(json.dumps(cases))
+    proc = subprocess.run([sys.executable, "-c", DRIVER, str(root / "cases.json"), str(root / "status.json")],
+                          cwd=root, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          timeout=1200)
+    assert proc.returncode == 0, proc.stderr
+    status = json.loads((root / "status.json").read_text())
+    return [(Outcome(status[str(i)], Path(c["out"]).read_text(), Path(c["err"]).read_text()), Path(c["cwd"]),
+             root / f"run{i}") for i, c in enumerate(cases)]
+
+
+def test_a_case_run_as_its_own_process_gives_the_same_outcome(outcomes, files, tmp_path):
+    """The forked runs behave as plain ``python -m simstudy.cli`` runs (checked on two cases)."""
+    for i in (0, len(CASES) - 1):
+        cwd = tmp_path / f"cwd{i}"
+        cwd.mkdir()
+        proc = subprocess.run(_command(CASES[i][0], files, outcomes[i][2]), cwd=cwd, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (outcomes[i][0].returncode, outcomes[i][0].stdout,
+                                                               outcomes[i][0].stderr)
+
+
+def test_the_cases_cover_every_group():
+    assert len(CASES) >= 40
+    text = " ".join(" ".join(o) for o, _ in CASES)
+    for study in STUDIES:
+        assert study == "cv_variance" or f"study={study}" in text, study
+    for population in POPULATIONS:
+        assert population == "logistic" or f"population={population}" in text, population
+    for learner in LEARNERS:
+        assert learner == "tree" or f"learner={learner}" in text, learner
+    assert "runner." in text and "hydra.run.dir=" in text
+
+
+@pytest.mark.parametrize("case", range(len(CASES)), ids=[" ".join(o) for o, _ in CASES])
+def test_bad_value_is_refused_with_a_message_naming_the_field(case, outcomes, files):
+    overrides, field = CASES[case]
+    proc, cwd, run_dir = outcomes[case]
+    shown = proc.stdout + proc.stderr
+    assert proc.returncode == 2, shown
+    assert "Traceback" not in shown and "HYDRA_FULL_ERROR" not in shown, shown
+    errors = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("simstudy: error: "), shown
+    assert field in errors[0], errors[0]
+    assert list(cwd.iterdir()) == [], "files written in the working directory"
+    assert not run_dir.exists(), "run directory left behind"
+    assert sorted(os.listdir(files["foreign"])) == ["notes.txt"]
+    assert not Path(files["dir"], "sub").exists()
