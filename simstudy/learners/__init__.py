@@ -9,6 +9,9 @@ implementation that reproduces it for the population and loss at hand:
   the batched linear kernels;
 - ``KNeighborsClassifier`` (uniform weights, Euclidean) on a finite population -> the exact
   population k-NN;
+- ``LogisticRegression(solver="newton-cholesky")`` (L2, binary labels 0/1) -> the batched
+  Newton kernel :class:`LogisticLearner` (scikit-learn's iterates; other solvers only with
+  ``engine="numba"``, which then gives the optimum);
 - anything else -> :class:`SklearnLearner` (scikit-learn, one clone per fit).
 
 ``engine="sklearn"`` always uses scikit-learn; ``engine="numba"`` requires a kernel.
@@ -25,11 +28,13 @@ from simstudy.learners.sklearn import ConstantClassifier, SampleArrays, SklearnL
 
 __all__ = ["BatchFolds", "ConstantClassifier", "Folds", "Learner", "SampleArrays", "SklearnLearner",
            "build_learner", "capabilities", "check_learner", "estimator_from_spec", "fast_kernel",
-           "learners_context", "validate_learner_config", "CartLearner", "BatchedRidge", "BatchedLDA", "PopulationKNN"]
+           "learners_context", "validate_learner_config", "CartLearner", "BatchedRidge", "BatchedLDA", "PopulationKNN",
+           "LogisticLearner"]
 
 #: The kernels, imported on first use (numba compiles or loads them).
 _KERNELS = {"CartLearner": "simstudy.learners.cart", "BatchedRidge": "simstudy.learners.linear",
-            "BatchedLDA": "simstudy.learners.linear", "PopulationKNN": "simstudy.learners.knn"}
+            "BatchedLDA": "simstudy.learners.linear", "PopulationKNN": "simstudy.learners.knn",
+            "LogisticLearner": "simstudy.learners.logistic_learner"}
 
 
 def __getattr__(name: str):
@@ -76,12 +81,22 @@ def estimator_from_spec(spec: Mapping[str, Any], field_name: str = "learner.esti
     return estimator
 
 
-def fast_kernel(estimator, name: str = "learner", population: Any = None):
+def fast_kernel(estimator, name: str = "learner", population: Any = None, engine: str = "auto"):
     """The simstudy kernel reproducing a scikit-learn estimator, ``(learner, "")``, or
-    ``(None, reason)`` when none does for this population."""
+    ``(None, reason)`` when none does for this population.
+
+    ``engine="numba"`` also accepts a kernel that reaches the estimator's optimum more tightly
+    than the estimator's own stopping rule (``LogisticRegression`` with solvers other than
+    newton-cholesky); ``"auto"`` takes only kernels that give the estimator's own fits.
+    """
     from simstudy.learners.cart import CartLearner, supported_tree_params
     from simstudy.learners.knn import PopulationKNN, supported_knn_params
     from simstudy.learners.linear import batched_linear_learner
+
+    if type(estimator).__name__ == "LogisticRegression":
+        from simstudy.learners.logistic_learner import logistic_learner
+
+        return logistic_learner(estimator, name, population, engine)
 
     ok, why_tree = supported_tree_params(estimator)
     if ok:
@@ -191,7 +206,7 @@ def build_learner(spec: Any, population: Any = None, loss: Any = None, field_nam
     sk = SklearnLearner(obj, name=name, fast_path=fast_path)
     if engine == "sklearn":
         return sk
-    kernel, why = fast_kernel(obj, name, population)
+    kernel, why = fast_kernel(obj, name, population, engine)
     if kernel is not None and loss is not None and loss.needs_proba and "predict_proba" not in capabilities(kernel):
         kernel, why = None, f"loss {loss.name!r} needs probabilities, which the kernel does not give"
     if kernel is not None:
@@ -200,6 +215,6 @@ def build_learner(spec: Any, population: Any = None, loss: Any = None, field_nam
         raise ConfigError(f"{field_name}.engine='numba' is invalid: no fast kernel reproduces this estimator ({why}); "
                           "use learner.engine=auto or sklearn.")
     if type(obj).__name__ in ("DecisionTreeClassifier", "RidgeClassifier", "LinearDiscriminantAnalysis",
-                              "KNeighborsClassifier"):
+                              "KNeighborsClassifier", "LogisticRegression"):
         log.info("learner %s: no fast kernel reproduces these settings (%s); using scikit-learn", name, why)
     return sk
