@@ -35,7 +35,7 @@ import numpy as np
 
 from simstudy.learners import knn_walks as walks
 
-__all__ = ["KnnModel", "KnnState", "PopulationKNN", "neighbour_lists", "supported_knn_params"]
+__all__ = ["KnnModel", "KnnState", "PopulationKNN", "neighbour_lists", "supported_knn_params", "warm_up"]
 
 log = logging.getLogger("simstudy")
 
@@ -151,8 +151,8 @@ class PopulationKNN:
 
     Parameters
     ----------
-    estimator : KNeighborsClassifier
-        Its ``n_neighbors`` is used (uniform weights, Euclidean distance).
+    estimator : KNeighborsClassifier or int
+        Its ``n_neighbors`` is used (uniform weights, Euclidean distance); or k itself.
     X : ndarray, shape (N, p)
         The population's features.
     y : ndarray of int, shape (N,)
@@ -174,12 +174,16 @@ class PopulationKNN:
     task = "classification"
 
     def __init__(self, estimator, X: np.ndarray, y: np.ndarray, name: str = "knn", list_length: int = 2048):
-        ok, why = supported_knn_params(estimator)
-        if not ok:
-            raise ValueError(f"PopulationKNN cannot reproduce this estimator: {why}")
-        self.template = estimator
+        if isinstance(estimator, (int, np.integer)):
+            self.k = int(estimator)
+        else:
+            ok, why = supported_knn_params(estimator)
+            if not ok:
+                raise ValueError(f"PopulationKNN cannot reproduce this estimator: {why}")
+            self.k = int(estimator.get_params()["n_neighbors"])
+        if self.k < 1:
+            raise ValueError(f"n_neighbors={self.k} is invalid: use k >= 1.")
         self.name = name
-        self.k = int(estimator.get_params()["n_neighbors"])
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.int64)
         self.n_classes = int(self.y.max()) + 1
@@ -196,6 +200,7 @@ class PopulationKNN:
         state = dict(self.__dict__)
         state["_index"] = None          # workers memory-map the cached lists
         return state
+
 
     # ------------------------------------------------------------------ the index
     @property
@@ -313,6 +318,30 @@ class PopulationKNN:
             walks.brute_force(which, queries, self.X, np.ascontiguousarray(self.X[urows]), ucounts, uy, self.k,
                               self.n_classes, out)
         return out
+
+
+def warm_up() -> None:
+    """Run the kernels once on a tiny population (a fresh process then has them loaded from numba's
+    cache): lists written to a temporary cache, reverse lists, forward walk, brute force, local lists."""
+    import tempfile
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, (40, 2)).astype(np.float64)
+    y = np.arange(40) % 2
+    with tempfile.TemporaryDirectory(prefix="simstudy-knn-") as tmp:
+        knn = PopulationKNN(3, X, y, list_length=8)
+        knn.cache_path = Path(tmp) / "warm_up.npy"
+        d = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+        _save(knn._path(f"lists_{_index_dtype(40).name}"), np.argsort(d, axis=1, kind="stable")[:, :8].astype(
+            _index_dtype(40)))
+        index = rng.integers(0, 40, 12)
+        state = knn.start(SimpleNamespace(X=X[index], y=y[index], index=index))   # a Sample without pandas
+        models = [knn.fit(state, np.arange(k, 12), rng) for k in range(3)]
+        knn.predict(state, models[0], np.arange(3))
+        knn.population_errors(models)
+        knn._predict_many(models, np.arange(40))
+        knn._index = None                 # the memory maps are closed with the directory
 
 
 def _union(models: list[KnnModel]) -> tuple[np.ndarray, np.ndarray]:
