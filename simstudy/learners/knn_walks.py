@@ -33,18 +33,25 @@ __all__ = ["neighbour_lists", "reverse_lists", "walk_lists", "reverse_walk", "br
 
 
 # ----------------------------------------------------------------------------- the index
+@numba.njit(inline="always", cache=True)
+def _distance(A, a, B, b):
+    """Squared distance of rows A[a] and B[b], summed feature by feature in float64: every kernel
+    computes it this way, so that equal distances are equal everywhere (the tie rule)."""
+    s = 0.0
+    for f in range(A.shape[1]):
+        t = A[a, f] - B[b, f]
+        s += t * t
+    return s
+
+
 @numba.njit(parallel=True, cache=True)
 def neighbour_lists(X, L, out):
     """out[q] = the L nearest rows of row q (itself included) by (squared distance, row index)."""
-    N, p = X.shape
+    N = X.shape[0]
     for q in numba.prange(N):
         d = np.empty(N)
         for j in range(N):
-            s = 0.0
-            for f in range(p):
-                t = X[q, f] - X[j, f]
-                s += t * t
-            d[j] = s
+            d[j] = _distance(X, q, X, j)
         threshold = np.partition(d, L - 1)[L - 1]
         candidates = np.flatnonzero(d <= threshold)              # ascending row index
         order = np.argsort(d[candidates], kind="mergesort")       # stable: ties keep row order
@@ -219,7 +226,7 @@ def brute_force(which, queries, X, Xu, ucounts, uy, k, n_classes, out):
     """Redo ``out[:, i]`` for i in ``which`` by brute force: the training rows (``Xu`` (n_u, p),
     ascending population rows) in the order (distance to ``X[queries[i]]``, row), distances
     summed as the lists were built."""
-    nu, p = Xu.shape
+    nu = Xu.shape[0]
     M = ucounts.shape[1]
     d = np.empty(nu)
     width = min(nu, BUFFER)
@@ -229,11 +236,7 @@ def brute_force(which, queries, X, Xu, ucounts, uy, k, n_classes, out):
     for i in which:
         q = queries[i]
         for u in range(nu):
-            s = 0.0
-            for f in range(p):
-                t = X[q, f] - Xu[u, f]
-                s += t * t
-            d[u] = s
+            d[u] = _distance(X, q, Xu, u)
         filled = _nearest(d, nu, width, best_d, best_u)
         remaining = _start(votes, need, k)
         for s in range(filled):
@@ -285,7 +288,7 @@ def predict_local(queries, local, length, counts, dy, Xd, k, n_classes, out):
     sample's distinct rows ``queries[i]``: its local list first, brute force over the model's
     training rows when the list runs out before k training points."""
     votes = np.zeros(n_classes, np.int64)
-    nd, p = Xd.shape
+    nd = Xd.shape[0]
     d = np.empty(nd)
     rows = np.empty(nd, np.int64)
     best_d, best_i = np.empty(BUFFER), np.empty(BUFFER, np.int64)
@@ -301,11 +304,7 @@ def predict_local(queries, local, length, counts, dy, Xd, k, n_classes, out):
             m = 0
             for b in range(nd):
                 if counts[b] > 0:
-                    s2 = 0.0
-                    for f in range(p):
-                        t = Xd[a, f] - Xd[b, f]
-                        s2 += t * t
-                    d[m] = s2
+                    d[m] = _distance(Xd, a, Xd, b)
                     rows[m] = b
                     m += 1
             width = min(m, BUFFER)
