@@ -289,3 +289,13 @@ def test_tie_rules_share_the_trees_without_ties_and_refuse_unknown_names():
     with pytest.raises(ValueError, match="ties='first' is invalid"):
         CartLearner(DecisionTreeClassifier(), ties="first")
     assert CartLearner(DecisionTreeClassifier()).describe()["ties"] == "draw"
+
+
+def test_learner_config_chooses_the_tie_rule():
+    spec = {"name": "tree", "estimator": {"_target_": "sklearn.tree.DecisionTreeClassifier"}}
+    assert build_learner(spec).ties == "draw"
+    former = build_learner(dict(spec, ties="shuffle"))
+    assert former.ties == "shuffle" and "ties" not in former.describe()   # identity of runs made before the rule
+    from simstudy.errors import ConfigError
+    with pytest.raises(ConfigError, match="learner.ties='first' is invalid"):
+        build_learner(dict(spec, ties="first"))

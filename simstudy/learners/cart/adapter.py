@@ -51,8 +51,13 @@ class CartLearner:
         self.fast_path = True
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "estimator": "DecisionTreeClassifier", "engine": "simstudy numba CART",
-                "params": dict(self.params), "ties": self.ties}
+        """What the run identity records; the former rule ("shuffle") is left unnamed, so that runs
+        made before the rule existed keep their identity (and can be resumed with it)."""
+        out = {"name": self.name, "estimator": "DecisionTreeClassifier", "engine": "simstudy numba CART",
+               "params": dict(self.params)}
+        if self.ties != "shuffle":
+            out["ties"] = self.ties
+        return out
 
     def __getstate__(self) -> dict[str, Any]:
         # workers get the parameters, not the scikit-learn estimator (no scikit-learn import there)
