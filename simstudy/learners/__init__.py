@@ -15,7 +15,7 @@ implementation that reproduces it for the population and loss at hand:
 - anything else -> :class:`SklearnLearner` (scikit-learn, one clone per fit).
 
 ``engine="sklearn"`` always uses scikit-learn; ``engine="numba"`` requires a kernel. ``ties``
-chooses the numba CART's tie rule (:data:`simstudy.learners.cart.grow.TIE_RULES`).
+chooses the numba CART's tie rule (:data:`TIE_RULES`).
 """
 from __future__ import annotations
 
@@ -45,7 +45,13 @@ def __getattr__(name: str):
 
 log = logging.getLogger("simstudy")
 ENGINES = ("auto", "numba", "sklearn")
-TIE_RULES = ("draw", "shuffle")     # simstudy.learners.cart.grow.TIE_RULES, without importing numba
+#: How the numba CART chooses among features whose best splits tie (the same proxy, exactly):
+#: "draw" scans the features in a fixed order and draws one of the tied features uniformly (a
+#: random number only where there is a tie); "shuffle" scans them in a uniformly random order
+#: drawn at every node and keeps the first (scikit-learn's scheme, and the kernel's rule before
+#: "draw"). Both choose uniformly among the tied features, so the distribution of trees is the
+#: same; the random streams differ.
+TIE_RULES = ("draw", "shuffle")
 
 
 def estimator_from_spec(spec: Mapping[str, Any], field_name: str = "learner.estimator"):

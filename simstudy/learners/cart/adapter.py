@@ -6,9 +6,10 @@ from typing import Any
 
 import numpy as np
 
+from simstudy.learners import TIE_RULES
 from simstudy.learners.cart.bitsets import population_errors
 from simstudy.learners.cart.crossval import cross_validate_cart
-from simstudy.learners.cart.grow import TIE_RULES, fit_cart
+from simstudy.learners.cart.grow import fit_cart
 from simstudy.learners.cart.params import supported_tree_params
 from simstudy.learners.cart.ranking import RankedFeatures
 from simstudy.learners.cart.tree import CartTree, predict_cart
@@ -25,7 +26,7 @@ class CartLearner:
         seeds the tie-breaking when set, otherwise each fit draws a seed from the replicate's
         generator.
     ties : {"draw", "shuffle"}
-        How ties between features are broken (:data:`~simstudy.learners.cart.grow.TIE_RULES`):
+        How ties between features are broken (:data:`simstudy.learners.TIE_RULES`):
         both choose uniformly among the tied features, as scikit-learn does; "shuffle" reproduces
         the random streams of simstudy before the change of default.
     """

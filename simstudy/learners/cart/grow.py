@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from simstudy.learners import TIE_RULES
 from simstudy.learners.cart.criteria import (_ENTROPY, _GINI, _count_classes, _majority, _may_split, _split_proxy,
                                              _threshold)
 from simstudy.learners.cart.pool import (_POOL_MIN_SAMPLES, _child_slots, _new_free_list, _new_pool,
@@ -45,12 +46,6 @@ class _Rules(NamedTuple):
     draw_ties: bool  # True: "draw"; False: "shuffle"
 
 
-#: How a node chooses among features whose best splits tie (the same proxy, exactly):
-#: "draw" scans the features in a fixed order and draws one of the tied features uniformly (a
-#: random number only where there is a tie); "shuffle" scans them in a uniformly random order
-#: drawn at every node and keeps the first (scikit-learn's scheme). Both choose uniformly among
-#: the tied features, so the distribution of trees is the same; the random streams differ.
-TIE_RULES = ("draw", "shuffle")
 
 
 class _Nodes(NamedTuple):
