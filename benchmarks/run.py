@@ -4,12 +4,18 @@ Usage (from the project root):
 
     python benchmarks/run.py                     # small workloads (about a minute each)
     python benchmarks/run.py --workload fisher-n20-full --repeats 1
+    python benchmarks/run.py --workload quick-letter --repeats 1      # end to end, ~3 minutes
+    python benchmarks/run.py --workload cv_clt-full --repeats 1       # experiments/cv_clt.sh
+    python benchmarks/run.py --workload suite --repeats 1             # experiments/all.sh
     python benchmarks/run.py --list
 
-Each workload runs simstudy's path and the plain path alternately, ``--repeats`` times, in
-the same process, with the same ``--n-jobs``; it prints the median wall times, the ratio
-plain / simstudy, replicates per second per core, and a check that both computed the same
-numbers. Results are appended as JSON lines to ``results/benchmarks/benchmarks.jsonl``.
+Each workload runs simstudy's path and the plain path alternately, ``--repeats`` times, with the
+same ``--n-jobs``; it prints the median wall times, the ratio plain / simstudy, replicates per
+second per core, and a check that both computed the same numbers. The kernel workloads run
+both paths in this process; the end-to-end ones (``quick-letter``, ``cv_clt-full``, ``suite``,
+:mod:`end_to_end`) run whole commands as fresh processes, start-up and reports included, and
+record their peak memory. Results are appended as JSON lines to
+``results/benchmarks/benchmarks.jsonl``, with the machine's load average before and after.
 """
 from __future__ import annotations
 
@@ -18,6 +24,8 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,9 +43,9 @@ class Workload:
     name: str
     description: str
     replicates: int
-    simstudy: Callable[[int], float]  # n_jobs -> checksum
-    plain: Callable[[int], float]
-    warmup: Callable[[int], float] | None = None  # default: the simstudy path itself
+    simstudy: Callable[[int], float | dict]  # n_jobs -> checksum, or {"seconds", "checksum", ...} (end to end)
+    plain: Callable[[int], float | dict] | None  # None: time only
+    warmup: Callable[[int], object] | None = None  # default: the simstudy path itself
 
 
 # ----------------------------------------------------------------------------- Nedelko / Fisher
@@ -133,6 +141,47 @@ def _table2_workload(name, sizes, replicates, warmup_replicates=None):
     return w
 
 
+# ----------------------------------------------------------------------------- end to end
+def _quick_letter():
+    import end_to_end as e2e
+
+    desc = (f"quick user study end to end: `simstudy population=letter study.sizes=[20,400,2000] "
+            f"study.replicates={e2e.QUICK_REPLICATES}` (default tree, 10-fold CV, reports and figures), against "
+            "a plain cross_val_score + joblib script (fresh process)")
+    w = Workload("quick-letter", desc, e2e.QUICK_REPLICATES * len(e2e.QUICK_SIZES), e2e.quick_letter_simstudy,
+                 e2e.quick_letter_plain, lambda n_jobs: e2e.quick_letter_simstudy(n_jobs, replicates=20))
+    w.plain_fraction, w.same_numbers = 1.0, False
+    return w
+
+
+def _cv_clt_full(plain_per_size: int = 8):
+    import end_to_end as e2e
+
+    desc = ("cv_clt at full scale end to end: `bash experiments/cv_clt.sh` (Letter, n=100..3200, 2,000 replicates, "
+            "nested CV on 500, logreg/tree/5-NN); plain path: benchmarks/plain_cv_clt.py on "
+            f"{plain_per_size} replicates per size, time scaled")
+    w = Workload("cv_clt-full", desc, e2e.CV_CLT_REPLICATES * len(e2e.CV_CLT_SIZES),
+                 lambda n_jobs: e2e.experiment_simstudy("cv_clt.sh", [f"runner.n_jobs={n_jobs}"]),
+                 lambda n_jobs: e2e.cv_clt_plain(n_jobs, plain_per_size),
+                 lambda n_jobs: e2e.experiment_simstudy("cv_clt.sh", [
+                     f"runner.n_jobs={n_jobs}", "study.sizes=[100]", "study.replicates=4",
+                     "study.nested_cv_replicates=1"]))
+    w.plain_fraction, w.same_numbers = 1.0, False
+    return w
+
+
+def _suite():
+    import end_to_end as e2e
+
+    w = Workload("suite", "every committed experiment in sequence: `bash experiments/all.sh` into a temporary "
+                 "directory (time only)", 0, lambda n_jobs: e2e.suite_simstudy(), None, lambda n_jobs: None)
+    w.plain_fraction, w.same_numbers = 1.0, False
+    return w
+
+
+PLAIN_SCRIPTS = {"quick-letter": "quick_letter_plain_script"}
+
+
 def workloads() -> dict[str, Callable[[], Workload]]:
     grid = [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.48]
     return {
@@ -143,13 +192,34 @@ def workloads() -> dict[str, Callable[[], Workload]]:
                                                 warmup_replicates=20),
         "fisher-n20-loo-kfold": lambda: _fisher_workload("fisher-n20-loo-kfold", [20], grid, 10000,
                                                          plain_replicates=1000, bootstrap=0),
+        "quick-letter": _quick_letter,
+        "cv_clt-full": _cv_clt_full,
+        "suite": _suite,
     }
 
 
 def _measure(fn, n_jobs):
+    """(seconds, checksum, details): wall time in this process, or what an end-to-end run reports."""
     start = time.perf_counter()
-    checksum = fn(n_jobs)
-    return time.perf_counter() - start, checksum
+    out = fn(n_jobs)
+    if isinstance(out, dict):
+        return out["seconds"], out.get("checksum"), {k: v for k, v in out.items() if k not in ("seconds", "checksum")}
+    return time.perf_counter() - start, out, {}
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def _run_plain_script(name: str, n_jobs: int) -> None:
+    """``--plain NAME``: the plain script of an end-to-end workload; prints its checksum last."""
+    import end_to_end as e2e
+
+    print(json.dumps(getattr(e2e, PLAIN_SCRIPTS[name])(n_jobs)))
 
 
 def main(argv=None):
@@ -159,7 +229,11 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "results" / "benchmarks" / "benchmarks.jsonl"))
+    parser.add_argument("--plain", choices=sorted(PLAIN_SCRIPTS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))     # end_to_end, plain_cv_clt
+    if args.plain:
+        return _run_plain_script(args.plain, args.n_jobs)
     table = workloads()
     if args.list:
         for name in table:
@@ -169,35 +243,48 @@ def main(argv=None):
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     for name in names:
         w = table[name]()
+        load_before = os.getloadavg()
         (w.warmup or w.simstudy)(args.n_jobs)  # warm-up: imports, numba compilation, worker start-up
-        times = {"simstudy": [], "plain": []}
-        sums = {}
+        paths = ("simstudy", "plain") if w.plain is not None else ("simstudy",)
+        times = {path: [] for path in paths}
+        sums, details = {}, {}
         for _ in range(args.repeats):  # alternate so that machine noise hits both alike
-            for path in ("simstudy", "plain"):
-                t, sums[path] = _measure(getattr(w, path), args.n_jobs)
+            for path in paths:
+                t, sums[path], details[path] = _measure(getattr(w, path), args.n_jobs)
                 times[path].append(t)
-        med_s = statistics.median(times["simstudy"])
-        med_p = statistics.median(times["plain"]) / w.plain_fraction
         record = {
             "workload": name, "description": w.description, "replicates": w.replicates, "n_jobs": args.n_jobs,
-            "repeats": args.repeats, "simstudy_s": times["simstudy"], "plain_s": times["plain"],
-            "plain_fraction": w.plain_fraction, "median_simstudy_s": med_s, "median_plain_s_full_equivalent": med_p,
-            "ratio_plain_over_simstudy": med_p / med_s,
-            "simstudy_replicates_per_s_per_core": w.replicates / med_s / args.n_jobs,
-            "plain_replicates_per_s_per_core": w.replicates / med_p / args.n_jobs,
-            "checksums": sums, "host": platform.node(), "python": platform.python_version(),
-            "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "repeats": args.repeats, "simstudy_s": times["simstudy"], "median_simstudy_s": statistics.median(
+                times["simstudy"]), "checksums": sums, "details": details, "host": platform.node(),
+            "python": platform.python_version(), "commit": _commit(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "load_average_before": list(load_before), "load_average_after": list(os.getloadavg()),
         }
+        med_s = record["median_simstudy_s"]
+        if w.plain is not None:
+            med_p = statistics.median(times["plain"]) / w.plain_fraction
+            record.update({
+                "plain_s": times["plain"], "plain_fraction": w.plain_fraction, "median_plain_s_full_equivalent": med_p,
+                "ratio_plain_over_simstudy": med_p / med_s,
+                "plain_replicates_per_s_per_core": w.replicates / med_p / args.n_jobs if w.replicates else None})
+        record["simstudy_replicates_per_s_per_core"] = w.replicates / med_s / args.n_jobs if w.replicates else None
         with open(args.output, "a") as fh:
-            fh.write(json.dumps(record) + "\n")
+            fh.write(json.dumps(record, default=str) + "\n")
         print(f"\n{name}: {w.description}")
-        print(f"  simstudy: median {med_s:.2f} s   ({record['simstudy_replicates_per_s_per_core']:.0f} rep/s/core)")
-        print(f"  plain   : median {med_p:.2f} s   ({record['plain_replicates_per_s_per_core']:.1f} rep/s/core)"
-              + (f"  [measured on {w.plain_fraction:.0%} of the samples]" if w.plain_fraction < 1 else ""))
-        print(f"  ratio plain/simstudy: {med_p / med_s:.1f}x   n_jobs={args.n_jobs}, repeats={args.repeats}")
-        if getattr(w, "same_numbers", True):
-            same = np.isclose(sums["simstudy"], sums["plain"], rtol=1e-9)
-            print(f"  same numbers: {same} (checksums {sums['simstudy']:.10g} / {sums['plain']:.10g})")
+        per_core = f"   ({record['simstudy_replicates_per_s_per_core']:.0f} rep/s/core)" if w.replicates else ""
+        peak = details["simstudy"].get("peak_mib")
+        print(f"  simstudy: median {med_s:.2f} s{per_core}" + (f"   peak memory {peak:.0f} MiB" if peak else ""))
+        if w.plain is not None:
+            print(f"  plain   : median {med_p:.2f} s   ({record['plain_replicates_per_s_per_core']:.1f} rep/s/core)"
+                  + (f"  [measured on {w.plain_fraction:.0%} of the samples]" if w.plain_fraction < 1 else "")
+                  + (f"  [measured on {details['plain']['fraction']:.1%} of the replicates, time scaled]"
+                     if "fraction" in details["plain"] else ""))
+            print(f"  ratio plain/simstudy: {med_p / med_s:.1f}x   n_jobs={args.n_jobs}, repeats={args.repeats}")
+            if getattr(w, "same_numbers", True):
+                same = np.isclose(sums["simstudy"], sums["plain"], rtol=1e-9)
+                print(f"  same numbers: {same} (checksums {sums['simstudy']:.10g} / {sums['plain']:.10g})")
+        for line in details["simstudy"].get("log", []):
+            print(f"  {line}")
+        print(f"  load average before/after: {load_before[0]:.1f} / {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -257,3 +257,45 @@ def test_population_errors_from_row_bitsets_equal_row_by_row_descent():
     assert PopulationBitsets.build(Xc, yp) is None
     np.testing.assert_array_equal(population_errors(trees, Xc, yp),
                                   np.array([_descent_errors(t, Xc, yp) for t in trees]) / len(yp))
+
+
+@pytest.mark.parametrize("ties", ["draw", "shuffle"])
+def test_tied_features_are_chosen_uniformly_as_by_sklearn(ties):
+    """Three copies of the informative feature tie at every node: each tie rule must pick each
+    copy at the root with probability 1/3 (chi-square against uniform), like scikit-learn."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 6, 80).astype(np.float32)
+    X = np.column_stack([x, x, rng.normal(size=80).astype(np.float32) * 0.01, x])    # copies: 0, 1, 3
+    y = (x + rng.normal(size=80) > 2.5).astype(int)
+    seeds = range(600)
+    ours = np.bincount([fit_cart(X, y, s, ties=ties).feature[0] for s in seeds], minlength=4)
+    theirs = np.bincount([DecisionTreeClassifier(random_state=s).fit(X, y).tree_.feature[0] for s in seeds],
+                         minlength=4)
+    for counts in (ours, theirs):
+        assert counts[2] == 0 and counts.sum() == 600
+        assert stats.chisquare(counts[[0, 1, 3]]).pvalue > 1e-3
+    assert stats.chi2_contingency(np.stack([ours[[0, 1, 3]], theirs[[0, 1, 3]]])).pvalue > 1e-3
+
+
+def test_tie_rules_share_the_trees_without_ties_and_refuse_unknown_names():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 5)).astype(np.float32)          # continuous, large nodes: no tied candidates
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=400) > 0).astype(int)
+    a, b = fit_cart(X, y, 1, max_depth=3, ties="draw"), fit_cart(X, y, 2, max_depth=3, ties="shuffle")
+    np.testing.assert_array_equal(a.feature, b.feature)
+    np.testing.assert_array_equal(a.threshold, b.threshold)
+    with pytest.raises(ValueError, match="ties='first' is invalid"):
+        fit_cart(X, y, 1, ties="first")
+    with pytest.raises(ValueError, match="ties='first' is invalid"):
+        CartLearner(DecisionTreeClassifier(), ties="first")
+    assert CartLearner(DecisionTreeClassifier()).describe()["ties"] == "draw"
+
+
+def test_learner_config_chooses_the_tie_rule():
+    spec = {"name": "tree", "estimator": {"_target_": "sklearn.tree.DecisionTreeClassifier"}}
+    assert build_learner(spec).ties == "draw"
+    former = build_learner(dict(spec, ties="shuffle"))
+    assert former.ties == "shuffle" and "ties" not in former.describe()   # identity of runs made before the rule
+    from simstudy.errors import ConfigError
+    with pytest.raises(ConfigError, match="learner.ties='first' is invalid"):
+        build_learner(dict(spec, ties="first"))

@@ -61,3 +61,80 @@ def test_unsupported_settings_are_named():
     assert not ok and "metric" in why
     with pytest.raises(ValueError, match="weights"):
         PopulationKNN(KNeighborsClassifier(weights="distance"), np.zeros((3, 1)), np.zeros(3, int))
+
+
+# ----------------------------------------------------------------------------- against the former walk
+@pytest.fixture(scope="module")
+def letter_knn(tmp_path_factory):
+    """The population k-NN on Letter, its index built once into a temporary cache."""
+    from conftest import LETTER_FILE
+
+    if not LETTER_FILE.exists():
+        pytest.skip("shared Letter data not present")
+    from simstudy.populations import build_population
+
+    pop = build_population({"kind": "tabular", "name": "letter", "path": str(LETTER_FILE),
+                            "positive": list("ABCDEFGHIJKLM")})
+    cache = tmp_path_factory.mktemp("knn_cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SIMSTUDY_CACHE", str(cache))
+        knn = PopulationKNN(KNeighborsClassifier(5), pop.X, pop.y)
+        knn.build_index()
+    return pop, knn
+
+
+def _dense_counts(models, N):
+    counts = np.zeros((N, len(models)), np.int32)
+    for i, m in enumerate(models):
+        counts[m.rows, i] = m.counts
+    return counts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [100, 200, 400, 3200])
+def test_walks_equal_the_former_implementation_on_letter(letter_knn, n):
+    """Population errors of the K + 1 models of cv_clt replicates (forward walk, reverse lists,
+    brute force), and the predictions of 5x2 and bootstrap models at the sample's own rows
+    (local lists), equal the walk of commit f564282 prediction for prediction."""
+    from knn_reference import reference_predictions
+    from simstudy.schemes import KFold, five_by_two_splits
+
+    pop, knn = letter_knn
+    lists, N = np.asarray(knn.lists, dtype=np.int32), len(pop.y)
+    rng = np.random.default_rng(n)
+    for _ in range(2):
+        sample = pop.sample(n, rng)
+        labels = KFold(10).labels(n, rng)
+        state = knn.start(sample)
+        everyone = np.arange(n)
+        models = [knn.fit(state, everyone[labels != k], rng) for k in range(10)] + [knn.fit(state, everyone, rng)]
+        ref = reference_predictions(lists, knn.X, knn.y, 5, _dense_counts(models, N), np.arange(N))
+        np.testing.assert_array_equal(knn._predict_many(models, None), ref)
+        np.testing.assert_array_equal(knn.population_errors(models), np.mean(ref != knn.y, axis=1))
+        splits = [(h, ~h) for h in five_by_two_splits(n, rng)] + [(rng.integers(0, n, n), None)]
+        for train, test in splits:
+            train_rows = everyone[train] if train.dtype == bool else train
+            test_rows = everyone[test] if test is not None else everyone
+            model = knn.fit(state, train_rows, rng)
+            ref = reference_predictions(lists, knn.X, knn.y, 5, _dense_counts([model], N), state.index[test_rows])
+            np.testing.assert_array_equal(knn.predict(state, model, test_rows), ref[0])
+            np.testing.assert_array_equal(knn.predict_rows(model, state.index[test_rows]), ref[0])
+
+
+def test_forward_and_reverse_walks_agree_with_ties_and_short_lists(monkeypatch):
+    """Integer features (many distance ties), lists shorter than most walks need: the reverse
+    lists, the forward walk and the former implementation give the same predictions."""
+    import simstudy.learners.knn as knn_module
+    from knn_reference import reference_predictions
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 4, size=(500, 3)).astype(float)
+    y = rng.integers(0, 3, 500)
+    knn = PopulationKNN(KNeighborsClassifier(3), X, y, list_length=40)
+    for n in (15, 60, 300):
+        models = [knn.fit_rows(rng.integers(0, 500, n)) for _ in range(3)]
+        ref = reference_predictions(np.asarray(knn.lists, np.int32), X, y, 3, _dense_counts(models, 500),
+                                    np.arange(500))
+        for max_hits in (0, 10**9):             # forward walk only, reverse lists only
+            monkeypatch.setattr(knn_module, "REVERSE_MAX_HITS", max_hits)
+            np.testing.assert_array_equal(knn._predict_many(models, None), ref)

@@ -9,15 +9,19 @@ implementation that reproduces it for the population and loss at hand:
   the batched linear kernels;
 - ``KNeighborsClassifier`` (uniform weights, Euclidean) on a finite population -> the exact
   population k-NN;
+- ``LogisticRegression(solver="newton-cholesky")`` (L2, binary labels 0/1) -> the batched
+  Newton kernel :class:`LogisticLearner` (scikit-learn's iterates; other solvers only with
+  ``engine="numba"``, which then gives the optimum);
 - anything else -> :class:`SklearnLearner` (scikit-learn, one clone per fit).
 
-``engine="sklearn"`` always uses scikit-learn; ``engine="numba"`` requires a kernel.
+``engine="sklearn"`` always uses scikit-learn; ``engine="numba"`` requires a kernel. ``ties``
+chooses the numba CART's tie rule (:data:`TIE_RULES`).
 """
 from __future__ import annotations
 
 import importlib
 import logging
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from simstudy.errors import ConfigError
 from simstudy.learners.base import BatchFolds, Folds, Learner, capabilities, check_learner, learners_context
@@ -25,11 +29,13 @@ from simstudy.learners.sklearn import ConstantClassifier, SampleArrays, SklearnL
 
 __all__ = ["BatchFolds", "ConstantClassifier", "Folds", "Learner", "SampleArrays", "SklearnLearner",
            "build_learner", "capabilities", "check_learner", "estimator_from_spec", "fast_kernel",
-           "learners_context", "validate_learner_config", "CartLearner", "BatchedRidge", "BatchedLDA", "PopulationKNN"]
+           "learners_context", "validate_learner_config", "CartLearner", "BatchedRidge", "BatchedLDA", "PopulationKNN",
+           "LogisticLearner"]
 
 #: The kernels, imported on first use (numba compiles or loads them).
 _KERNELS = {"CartLearner": "simstudy.learners.cart", "BatchedRidge": "simstudy.learners.linear",
-            "BatchedLDA": "simstudy.learners.linear", "PopulationKNN": "simstudy.learners.knn"}
+            "BatchedLDA": "simstudy.learners.linear", "PopulationKNN": "simstudy.learners.knn",
+            "LogisticLearner": "simstudy.learners.logistic_learner"}
 
 
 def __getattr__(name: str):
@@ -39,6 +45,13 @@ def __getattr__(name: str):
 
 log = logging.getLogger("simstudy")
 ENGINES = ("auto", "numba", "sklearn")
+#: How the numba CART chooses among features whose best splits tie (the same proxy, exactly):
+#: "draw" scans the features in a fixed order and draws one of the tied features uniformly (a
+#: random number only where there is a tie); "shuffle" scans them in a uniformly random order
+#: drawn at every node and keeps the first (scikit-learn's scheme, and the kernel's rule before
+#: "draw"). Both choose uniformly among the tied features, so the distribution of trees is the
+#: same; the random streams differ.
+TIE_RULES = ("draw", "shuffle")
 
 
 def estimator_from_spec(spec: Mapping[str, Any], field_name: str = "learner.estimator"):
@@ -76,16 +89,28 @@ def estimator_from_spec(spec: Mapping[str, Any], field_name: str = "learner.esti
     return estimator
 
 
-def fast_kernel(estimator, name: str = "learner", population: Any = None):
+def fast_kernel(estimator, name: str = "learner", population: Any = None, engine: str = "auto",
+                ties: str = "draw"):
     """The simstudy kernel reproducing a scikit-learn estimator, ``(learner, "")``, or
-    ``(None, reason)`` when none does for this population."""
+    ``(None, reason)`` when none does for this population.
+
+    ``engine="numba"`` also accepts a kernel that reaches the estimator's optimum more tightly
+    than the estimator's own stopping rule (``LogisticRegression`` with solvers other than
+    newton-cholesky); ``"auto"`` takes only kernels that give the estimator's own fits. ``ties``
+    is the numba CART's tie rule.
+    """
     from simstudy.learners.cart import CartLearner, supported_tree_params
     from simstudy.learners.knn import PopulationKNN, supported_knn_params
     from simstudy.learners.linear import batched_linear_learner
 
+    if type(estimator).__name__ == "LogisticRegression":
+        from simstudy.learners.logistic_learner import logistic_learner
+
+        return logistic_learner(estimator, name, population, engine)
+
     ok, why_tree = supported_tree_params(estimator)
     if ok:
-        return CartLearner(estimator, name=name), ""
+        return CartLearner(estimator, name=name, ties=ties), ""
     if type(estimator).__name__ == "KNeighborsClassifier":
         ok, why = supported_knn_params(estimator)
         if ok and population is not None and hasattr(population, "X") and hasattr(population, "y"):
@@ -100,14 +125,24 @@ def fast_kernel(estimator, name: str = "learner", population: Any = None):
     return None, why_tree if "Tree" in type(estimator).__name__ else why_linear
 
 
-def _from_mapping(cfg: Mapping[str, Any], field_name: str) -> tuple[Any, str, str, bool]:
-    """(estimator or learner object, name, engine, fast_path) from a learner config mapping."""
+class _Spec(NamedTuple):
+    """What a learner config mapping asks for."""
+
+    obj: Any            # a scikit-learn estimator or a user's learner object
+    name: str
+    engine: str
+    fast_path: bool
+    ties: str
+
+
+def _from_mapping(cfg: Mapping[str, Any], field_name: str) -> _Spec:
+    """The estimator or learner object and the engine settings of a learner config mapping."""
     cfg = dict(cfg)
     if cfg.get("_target_") not in (None, "???"):
         from simstudy.registry import import_path
 
         target = cfg.pop("_target_")
-        kwargs = {k: v for k, v in cfg.items() if k not in ("name", "engine", "fast_path", "estimator")}
+        kwargs = {k: v for k, v in cfg.items() if k not in ("name", "engine", "fast_path", "estimator", "ties")}
         try:
             obj = import_path(str(target))(**kwargs)
         except (ImportError, AttributeError, ValueError) as exc:
@@ -116,7 +151,7 @@ def _from_mapping(cfg: Mapping[str, Any], field_name: str) -> tuple[Any, str, st
         except TypeError as exc:
             raise ConfigError(f"{field_name}: {target}(**{kwargs!r}) failed ({exc}); check the keyword "
                               f"arguments given with +{field_name}.<name>=value.") from None
-        return obj, str(cfg.get("name") or getattr(obj, "name", type(obj).__name__)), "auto", True
+        return _Spec(obj, str(cfg.get("name") or getattr(obj, "name", type(obj).__name__)), "auto", True, "draw")
     if "_target_" in cfg:
         raise ConfigError(f"{field_name}._target_ is missing: learner=custom needs the import path of your learner "
                           "class, e.g. learner._target_=mypackage.learners.MyLearner.")
@@ -128,7 +163,8 @@ def _from_mapping(cfg: Mapping[str, Any], field_name: str) -> tuple[Any, str, st
     preset_target = _preset_target(name)
     if preset_target and preset_target != target:
         name = type(estimator).__name__  # a preset's name with another estimator would mislabel every output
-    return estimator, str(name), str(cfg.get("engine", "auto")), bool(cfg.get("fast_path", True))
+    return _Spec(estimator, str(name), str(cfg.get("engine", "auto")), bool(cfg.get("fast_path", True)),
+                 str(cfg.get("ties", "draw")))
 
 
 def _preset_target(name: str) -> str | None:
@@ -146,8 +182,15 @@ def validate_learner_config(cfg: Mapping[str, Any], field_name: str = "learner")
     parameters and the engine is known. Whether a kernel applies is decided with the population."""
     if cfg.get("_target_") in (None, "???") or "estimator" in cfg and cfg.get("estimator"):
         _from_mapping(cfg, field_name)
-    if cfg.get("engine", "auto") not in ENGINES:
-        raise ConfigError(f"{field_name}.engine={cfg.get('engine')!r} is invalid: choose auto, numba or sklearn.")
+    _check_choices(cfg.get("engine", "auto"), cfg.get("ties", "draw"), field_name)
+
+
+def _check_choices(engine: Any, ties: Any, field_name: str) -> None:
+    if engine not in ENGINES:
+        raise ConfigError(f"{field_name}.engine={engine!r} is invalid: choose auto, numba or sklearn.")
+    if ties not in TIE_RULES:
+        raise ConfigError(f"{field_name}.ties={ties!r} is invalid: choose draw (one random draw among tied features, "
+                          "the default) or shuffle (a random feature order at every node, the rule before).")
 
 
 def build_learner(spec: Any, population: Any = None, loss: Any = None, field_name: str = "learner") -> Any:
@@ -177,13 +220,12 @@ def build_learner(spec: Any, population: Any = None, loss: Any = None, field_nam
                               "scikit-learn estimator or a learner object.")
         preset = LEARNERS[spec].load_config()
         spec = asdict(preset) if not isinstance(preset, dict) else dict(preset)
-    engine, fast_path = "auto", True
+    engine, fast_path, ties = "auto", True, "draw"
     if isinstance(spec, Mapping) or (hasattr(spec, "items") and not hasattr(spec, "fit")):
-        obj, name, engine, fast_path = _from_mapping(spec, field_name)
+        obj, name, engine, fast_path, ties = _from_mapping(spec, field_name)
     else:
         obj, name = spec, None
-    if engine not in ENGINES:
-        raise ConfigError(f"{field_name}.engine={engine!r} is invalid: choose auto, numba or sklearn.")
+    _check_choices(engine, ties, field_name)
     if not hasattr(obj, "get_params"):  # a learner object, not a scikit-learn estimator
         check_learner(obj, field_name)
         return obj
@@ -191,7 +233,7 @@ def build_learner(spec: Any, population: Any = None, loss: Any = None, field_nam
     sk = SklearnLearner(obj, name=name, fast_path=fast_path)
     if engine == "sklearn":
         return sk
-    kernel, why = fast_kernel(obj, name, population)
+    kernel, why = fast_kernel(obj, name, population, engine, ties)
     if kernel is not None and loss is not None and loss.needs_proba and "predict_proba" not in capabilities(kernel):
         kernel, why = None, f"loss {loss.name!r} needs probabilities, which the kernel does not give"
     if kernel is not None:
@@ -200,6 +242,6 @@ def build_learner(spec: Any, population: Any = None, loss: Any = None, field_nam
         raise ConfigError(f"{field_name}.engine='numba' is invalid: no fast kernel reproduces this estimator ({why}); "
                           "use learner.engine=auto or sklearn.")
     if type(obj).__name__ in ("DecisionTreeClassifier", "RidgeClassifier", "LinearDiscriminantAnalysis",
-                              "KNeighborsClassifier"):
+                              "KNeighborsClassifier", "LogisticRegression"):
         log.info("learner %s: no fast kernel reproduces these settings (%s); using scikit-learn", name, why)
     return sk

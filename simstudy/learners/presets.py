@@ -23,8 +23,13 @@ class LearnerConfig:
     #: Use ``check_input=False`` fits/predictions where the estimator supports them.
     fast_path: bool = True
     #: "auto": a simstudy kernel when one reproduces the estimator (numba CART, batched linear
-    #: models, population k-NN), else scikit-learn; "numba": require a kernel; "sklearn": never.
+    #: models, logistic regression, population k-NN), else scikit-learn; "numba": require a
+    #: kernel; "sklearn": never.
     engine: str = "auto"
+    #: The numba CART's tie rule between equally good features: "draw" (one uniform draw among
+    #: the tied features) or "shuffle" (a random feature order at every node, the rule of runs
+    #: made before it changed). The same tree distribution, other random streams.
+    ties: str = "draw"
 
 
 def _preset(name: str, target: str, **params: Any) -> LearnerConfig:

@@ -120,13 +120,19 @@ class SklearnLearner:
 
     def predict_proba(self, state: SampleArrays, model, rows: np.ndarray) -> np.ndarray:
         """Class probabilities (rows, classes) with column c for class code c (labels 0..C-1)."""
-        X = state.X[rows]
-        width = int(max(np.max(state.y), 1)) + 1
-        out = np.zeros((len(rows), width))
+        return self.predict_features_proba(model, state.X[rows], n_classes=int(np.max(state.y)) + 1)
+
+    def predict_features_proba(self, model, X: np.ndarray, n_classes: int | None = None) -> np.ndarray:
+        """Class probabilities of features ``X``: (rows, width), column c for class code c, width
+        ``n_classes`` (at least 2 and the model's largest class + 1); a constant model is one-hot."""
+        labels = [int(model.label)] if isinstance(model, ConstantClassifier) else \
+            np.asarray(model.classes_, dtype=np.int64)
+        width = max(int(n_classes or 0), int(np.max(labels)) + 1, 2)
+        out = np.zeros((X.shape[0], width))
         if isinstance(model, ConstantClassifier):
             out[:, int(model.label)] = 1.0
             return out
-        out[:, np.asarray(model.classes_, dtype=np.int64)] = model.predict_proba(X)
+        out[:, labels] = model.predict_proba(np.ascontiguousarray(X, dtype=self.dtype))
         return out
 
     def context(self) -> contextlib.AbstractContextManager:

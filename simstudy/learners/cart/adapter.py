@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from simstudy.learners import TIE_RULES
 from simstudy.learners.cart.bitsets import population_errors
 from simstudy.learners.cart.crossval import cross_validate_cart
 from simstudy.learners.cart.grow import fit_cart
@@ -22,13 +23,17 @@ class CartLearner:
     ----------
     estimator : DecisionTreeClassifier
         Its parameters are reproduced (see :func:`supported_tree_params`); its ``random_state``
-        seeds the feature orders when set, otherwise each fit draws a seed from the replicate's
+        seeds the tie-breaking when set, otherwise each fit draws a seed from the replicate's
         generator.
+    ties : {"draw", "shuffle"}
+        How ties between features are broken (:data:`simstudy.learners.TIE_RULES`):
+        both choose uniformly among the tied features, as scikit-learn does; "shuffle" reproduces
+        the random streams of simstudy before the change of default.
     """
 
     dtype = np.float32
 
-    def __init__(self, estimator, name: str = "tree"):
+    def __init__(self, estimator, name: str = "tree", ties: str = "draw"):
         ok, why = supported_tree_params(estimator)
         if not ok:
             raise ValueError(f"the numba tree cannot reproduce this estimator: {why}")
@@ -40,12 +45,20 @@ class CartLearner:
         self.min_samples_split = int(params["min_samples_split"])
         self.min_samples_leaf = int(params["min_samples_leaf"])
         self.random_state = params["random_state"]
+        if ties not in TIE_RULES:
+            raise ValueError(f"ties={ties!r} is invalid: choose one of {', '.join(TIE_RULES)}.")
+        self.ties = ties
         self.params = {k: repr(v) for k, v in params.items()}
         self.fast_path = True
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "estimator": "DecisionTreeClassifier", "engine": "simstudy numba CART",
-                "params": dict(self.params)}
+        """What the run identity records; the former rule ("shuffle") is left unnamed, so that runs
+        made before the rule existed keep their identity (and can be resumed with it)."""
+        out = {"name": self.name, "estimator": "DecisionTreeClassifier", "engine": "simstudy numba CART",
+               "params": dict(self.params)}
+        if self.ties != "shuffle":
+            out["ties"] = self.ties
+        return out
 
     def __getstate__(self) -> dict[str, Any]:
         # workers get the parameters, not the scikit-learn estimator (no scikit-learn import there)
@@ -68,7 +81,7 @@ class CartLearner:
     def fit(self, state: "CartState", rows: np.ndarray, rng: np.random.Generator) -> CartTree:
         """The tree grown on the sample's rows ``rows`` (one seed drawn from ``rng``)."""
         return fit_cart(state.ranked[rows], state.y[rows], self._seed(rng), self.criterion, self.max_depth,
-                        self.min_samples_split, self.min_samples_leaf)
+                        self.min_samples_split, self.min_samples_leaf, self.ties)
 
     def predict(self, state: "CartState", model: CartTree, rows: np.ndarray) -> np.ndarray:
         return predict_cart(model, state.ranked.X[rows])
@@ -83,7 +96,7 @@ class CartLearner:
         :meth:`predict` fold by fold (one seed drawn from ``rng`` per fold, in fold order)."""
         seeds = [self._seed(rng) for _ in range(K)]
         folds = cross_validate_cart(state.ranked, state.y, labels, K, seeds, self.criterion, self.max_depth,
-                                    self.min_samples_split, self.min_samples_leaf, keep_models)
+                                    self.min_samples_split, self.min_samples_leaf, keep_models, self.ties)
         return Folds(folds.predictions, folds.models)
 
     def population_errors(self, models: list[CartTree], population) -> np.ndarray:

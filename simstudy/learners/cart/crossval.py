@@ -75,7 +75,7 @@ def _cross_validate(X, sample, labels, K, seeds, rules):
 
 def cross_validate_cart(X, y: np.ndarray, labels: np.ndarray, K: int, seeds, criterion: str = "gini",
                         max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
-                        keep_models: bool = True) -> CartFolds:
+                        keep_models: bool = True, ties: str = "draw") -> CartFolds:
     """K-fold CV of the tree in one compiled call (no per-fold Python work).
 
     Fold k's tree is exactly ``fit_cart(X[labels != k], y[labels != k], seeds[k], ...)``.
@@ -88,15 +88,18 @@ def cross_validate_cart(X, y: np.ndarray, labels: np.ndarray, K: int, seeds, cri
         Fold of each row, 0..K-1.
     K : int
     seeds : sequence of K ints
-        Seeds of the folds' feature orders.
+        Seeds of the folds' tie-breaking.
     keep_models : bool
         Return the K trees (for exact errors on a population) or only the predictions.
+    ties : {"draw", "shuffle"}
+        The tie rule (:data:`simstudy.learners.TIE_RULES`).
 
     Returns
     -------
     CartFolds
     """
-    ranked, classes, sample, rules = _kernel_inputs(X, y, criterion, max_depth, min_samples_split, min_samples_leaf)
+    ranked, classes, sample, rules = _kernel_inputs(X, y, criterion, max_depth, min_samples_split, min_samples_leaf,
+                                                    ties)
     seeds = np.asarray([_seed(s) for s in seeds], dtype=np.int64)
     if len(seeds) != K:
         raise ValueError(f"seeds: {len(seeds)} seeds given for K={K} folds; pass one per fold.")

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from simstudy.learners import TIE_RULES
 from simstudy.learners.cart.criteria import (_ENTROPY, _GINI, _count_classes, _majority, _may_split, _split_proxy,
                                              _threshold)
 from simstudy.learners.cart.pool import (_POOL_MIN_SAMPLES, _child_slots, _new_free_list, _new_pool,
@@ -35,12 +36,16 @@ class _Sample(NamedTuple):
 
 
 class _Rules(NamedTuple):
-    """The split criterion (``_GINI`` or ``_ENTROPY``) and scikit-learn's stopping rules."""
+    """The split criterion (``_GINI`` or ``_ENTROPY``), scikit-learn's stopping rules and the
+    tie rule (see :data:`TIE_RULES`)."""
 
     criterion: int
     max_depth: int  # -1: no limit
     min_split: int
     min_leaf: int
+    draw_ties: bool  # True: "draw"; False: "shuffle"
+
+
 
 
 class _Nodes(NamedTuple):
@@ -147,7 +152,7 @@ def _grow(sample, samples, rules, seed, pool):
         The training rows; reordered in place.
     rules : _Rules
     seed : int
-        Seeds the random feature order of every node.
+        Seeds the random tie-breaking (feature orders or draws among tied features).
     pool : ndarray
         Histogram pool from :func:`pool._new_pool` (reused from tree to tree).
 
@@ -166,12 +171,12 @@ def _grow(sample, samples, rules, seed, pool):
     """
     np.random.seed(seed)
     ranks, values, n_values, close, y = sample.ranks, sample.values, sample.n_values, sample.close, sample.y
-    min_leaf, criterion = rules.min_leaf, rules.criterion
+    min_leaf, criterion, draw_ties = rules.min_leaf, rules.criterion, rules.draw_ties
     n = samples.shape[0]
     nodes = _new_nodes(2 * n + 1)
     stack = _new_stack(2 * n + 1)
     (features, node_counts, left_counts, right_counts, ybuf, order_buf, idx_buf, tmp_buf, sorted_y, hist, cum0, cum1,
-     feat_proxy, feat_rank) = _new_scratch(sample, n)
+     feat_proxy, feat_rank, tied_feature, tied_rank) = _new_scratch(sample, n)
     two_class_gini = sample.n_classes == 2 and criterion == _GINI
     free, n_free = _new_free_list(pool)
     root_slot, n_free = _root_slot(pool, free, n_free, ranks, y, samples)
@@ -192,12 +197,14 @@ def _grow(sample, samples, rules, seed, pool):
             continue
         for i in range(m):  # the node's labels, gathered once for all features
             ybuf[i] = y[samples[start + i]]
-        _shuffle(features)
+        if not draw_ties:
+            _shuffle(features)
         all_at_once = slot >= 0 and two_class_gini
         if all_at_once:
             _gini2_scan_all_features(pool[slot], node_counts[0], node_counts[1], m, min_leaf, pool.shape[2], cum0,
                                      cum1, feat_proxy, feat_rank)
         best_proxy, best_feature, best_rank = -np.inf, -1, -1  # split: rank <= best_rank goes left
+        n_tied = 0  # "draw": the features tied at best_proxy so far, in tied_feature / tied_rank
         for f in features:  # each feature by the cheapest exact scan (see splits); the first best wins
             nv = n_values[f]
             if all_at_once and not close[f]:  # found by the all-feature scan
@@ -253,6 +260,14 @@ def _grow(sample, samples, rules, seed, pool):
                                                   left_counts, right_counts, True)
             if proxy > best_proxy:
                 best_proxy, best_feature, best_rank = proxy, f, rank
+                tied_feature[0], tied_rank[0] = f, rank
+                n_tied = 1
+            elif draw_ties and proxy == best_proxy and best_feature >= 0:
+                tied_feature[n_tied], tied_rank[n_tied] = f, rank
+                n_tied += 1
+        if n_tied > 1:  # one uniform draw among the tied features (only "draw" collects ties)
+            pick = np.random.randint(0, n_tied)
+            best_feature, best_rank = tied_feature[pick], tied_rank[pick]
         if best_feature < 0:  # no valid split: a leaf
             n_free = _release(free, n_free, slot)
             continue
@@ -267,14 +282,16 @@ def _grow(sample, samples, rules, seed, pool):
 
 
 def _kernel_inputs(X, y: np.ndarray, criterion: str, max_depth: int | None, min_samples_split: int,
-                   min_samples_leaf: int) -> tuple[RankedFeatures, np.ndarray, _Sample, _Rules]:
+                   min_samples_leaf: int, ties: str = "draw") -> tuple[RankedFeatures, np.ndarray, _Sample, _Rules]:
     """The ranked features, the classes (sorted labels) and the kernels' sample and rules."""
+    if ties not in TIE_RULES:
+        raise ValueError(f"ties={ties!r} is invalid: choose one of {', '.join(TIE_RULES)}.")
     ranked = X if isinstance(X, RankedFeatures) else RankedFeatures.from_array(X)
     classes, y_enc = np.unique(y, return_inverse=True)
     sample = _Sample(ranked.ranks, ranked.values, ranked.n_values, ranked.close, y_enc.astype(np.int64),
                      len(classes))
     rules = _Rules(_GINI if criterion == "gini" else _ENTROPY, -1 if max_depth is None else int(max_depth),
-                   int(min_samples_split), int(min_samples_leaf))
+                   int(min_samples_split), int(min_samples_leaf), ties == "draw")
     return ranked, classes, sample, rules
 
 
@@ -284,17 +301,20 @@ def _seed(seed) -> int:
 
 
 def fit_cart(X, y: np.ndarray, seed: int, criterion: str = "gini", max_depth: int | None = None,
-             min_samples_split: int = 2, min_samples_leaf: int = 1) -> CartTree:
+             min_samples_split: int = 2, min_samples_leaf: int = 1, ties: str = "draw") -> CartTree:
     """Grow a tree on features X (n, p) (an array, or :class:`RankedFeatures`) and labels y (n,).
 
     Parameters
     ----------
     seed : int
-        Seeds the random feature order of every node.
+        Seeds the random tie-breaking.
     criterion : {"gini", "entropy", "log_loss"}
     max_depth, min_samples_split, min_samples_leaf : as in scikit-learn (integers).
+    ties : {"draw", "shuffle"}
+        The tie rule (:data:`TIE_RULES`).
     """
-    ranked, classes, sample, rules = _kernel_inputs(X, y, criterion, max_depth, min_samples_split, min_samples_leaf)
+    ranked, classes, sample, rules = _kernel_inputs(X, y, criterion, max_depth, min_samples_split, min_samples_leaf,
+                                                    ties)
     pool = _new_pool(sample.n_values, sample.n_classes)
     nodes = _grow(sample, np.arange(ranked.ranks.shape[1]), rules, _seed(seed), pool)
     return CartTree(*nodes, classes=classes)

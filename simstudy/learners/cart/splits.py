@@ -2,8 +2,9 @@
 
 The grow loop (:func:`simstudy.learners.cart.grow._grow`) finds a node's best split feature
 by feature, each by the cheapest exact scan, all with the same candidates, proxy and tie rule
-(the first strictly larger proxy wins; thresholds in increasing order, features in a random
-order drawn for every node by :func:`_shuffle`):
+(thresholds in increasing order, the first strictly larger proxy of a feature wins; between
+features, the tie rule of :data:`simstudy.learners.TIE_RULES`: a uniform draw among the
+tied features, or the first of a random order drawn for every node by :func:`_shuffle`):
 
 - the node has a pool histogram (:mod:`simstudy.learners.cart.pool`): scan its bins
   (:func:`_best_split_in_bins`), for two-class Gini all features at once
@@ -32,13 +33,14 @@ def _new_scratch(sample, m):
     ybuf, order, idx, tmp, sorted_y (m,) the node's labels, and one feature's ranks sorted, their
     positions, unsorted, their labels; hist (C, J, 1) class counts per rank of one feature (zero
     between uses); cum0, cum1, feat_proxy, feat_rank (p,) the all-feature scan's running counts
-    and best split per feature.
+    and best split per feature; tied_feature, tied_rank (p,) the best splits tied so far.
     """
     p, n_classes = sample.ranks.shape[0], sample.n_classes
     return (np.arange(p), np.zeros(n_classes), np.zeros(n_classes), np.zeros(n_classes),
             np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64),
             np.empty(m, np.int64), np.zeros((n_classes, _max_values(sample.n_values), 1)),
-            np.empty(p), np.empty(p), np.empty(p), np.empty(p, np.int64))
+            np.empty(p), np.empty(p), np.empty(p), np.empty(p, np.int64), np.empty(p, np.int64),
+            np.empty(p, np.int64))
 
 
 @numba.njit(cache=True)
