@@ -351,23 +351,25 @@ def _main(argv: list[str]) -> None:
 def report_main(argv: list[str] | None = None) -> None:
     """``simstudy-report RUN_DIR``: re-aggregate a finished run from its records.
 
-    Changes only aggregation settings (e.g. the test level or the rho_hat grid); the new tables
-    and figures are written beside the run's, in RUN_DIR/reaggregated/<settings>/.
+    Changes only aggregation settings (the study's ``report`` fields, e.g. its test level); the
+    new tables and figures are written beside the run's, in RUN_DIR/reaggregated/<settings>/.
     """
     import argparse
 
     from simstudy.results import load_run
 
-    parser = argparse.ArgumentParser(prog="simstudy-report", description=report_main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="simstudy-report", description=report_main.__doc__,
+        epilog="example: simstudy-report runs/letter study.alpha=0.01")
     parser.add_argument("run_dir", help="run directory holding config.yaml and replicates.parquet")
-    parser.add_argument("--alpha", type=float, help="test level (default: the run's study.alpha)")
-    parser.add_argument("--rho-hats", type=float, nargs="+", help="rho_hat grid (cv_variance; default: the run's)")
+    parser.add_argument("settings", nargs="*", metavar="study.KEY=VALUE",
+                        help="aggregation settings of the study (its 'report' fields, e.g. study.alpha); "
+                             "values are YAML (0.01, [0,0.5])")
     args = parser.parse_args(argv)
-    settings: dict[str, Any] = {}
-    if args.alpha is not None:
-        settings["alpha"] = args.alpha
-    if args.rho_hats is not None:
-        settings["rho_hats"] = list(args.rho_hats)
+    try:
+        settings = _report_settings(args.settings)
+    except UserError as exc:
+        _fail("simstudy-report", " ".join(str(exc).split()))
     setup_logging()
     try:
         result = load_run(args.run_dir, **settings)
@@ -384,6 +386,22 @@ def report_main(argv: list[str] | None = None) -> None:
         _fail("simstudy-report", "interrupted; run the same command again (the records are never changed by it).", 130)
     print(result.headline())
     print(f"simstudy-report: wrote {len(files)} files in {out} ({len(result.summary)} summary rows)")
+
+
+def _report_settings(items: list[str]) -> dict[str, Any]:
+    """``["study.alpha=0.01", ...]`` -> ``{"alpha": 0.01}``; values parsed as YAML, like Hydra's."""
+    import yaml
+
+    settings: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.startswith("study.") or len(key) <= len("study."):
+            raise ConfigError(f"{item!r} is not a setting: write study.KEY=VALUE (e.g. study.alpha=0.01).")
+        try:
+            settings[key[len("study."):]] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ConfigError(f"{key}={value!r} is not a value (YAML: a number, a string or a list like [0,0.5]).") from None
+    return settings
 
 
 # ----------------------------------------------------------------------------- simstudy-collect

@@ -319,10 +319,13 @@ def finished_run(tmp_path_factory):
 
 @pytest.mark.parametrize("args,expected", [
     (["{missing}"], "is not a directory"),
-    (["{run}", "--alpha", "2"], "study.alpha=2.0 is invalid"),
-    (["{run}", "--alpha", "0"], "study.alpha=0.0 is invalid"),
-    (["{run}", "--rho-hats", "0", "1"], "study.rho_hats=[0.0, 1.0] is invalid"),
-    (["{run}", "--alpha", "abc"], "invalid float value"),
+    (["{run}", "study.alpha=2.0"], "study.alpha=2.0 is invalid"),
+    (["{run}", "study.alpha=0.0"], "study.alpha=0.0 is invalid"),
+    (["{run}", "study.rho_hats=[0.0,1.0]"], "study.rho_hats=[0.0, 1.0] is invalid"),
+    (["{run}", "study.alpha=abc"], "study.alpha='abc' is invalid"),
+    (["{run}", "study.alpha=[1"], "study.alpha='[1' is not a value"),
+    (["{run}", "alpha=0.1"], "write study.KEY=VALUE"),
+    (["{run}", "study.sizes=[20]"], "study.sizes cannot be changed without recomputing"),
 ])
 def test_report_refuses_bad_settings_and_leaves_the_run_alone(finished_run, tmp_path, args, expected):
     """Issue 12, item 4 and 6."""
@@ -364,7 +367,7 @@ def test_report_writes_reaggregations_beside_the_run(finished_run, tmp_path):
     run = tmp_path / "run"
     shutil.copytree(finished_run, run)
     before = _snapshot(run)
-    proc = _script("report_main", str(run), "--alpha", "0.01")
+    proc = _script("report_main", str(run), "study.alpha=0.01")
     assert proc.returncode == 0, proc.stderr
     after = _snapshot(run)
     assert {k: v for k, v in after.items() if not k.startswith("reaggregated/")} == before
