@@ -96,6 +96,24 @@ class Registry(Mapping):
     def __len__(self) -> int:
         return len(self._entries)
 
+    def preset(self, name: str, field_name: str, alternative: str) -> dict[str, Any]:
+        """The config mapping of the preset ``name``.
+
+        Raises
+        ------
+        ConfigError
+            ``name`` is not registered (the message lists the names and ``alternative``).
+        """
+        from dataclasses import asdict
+
+        from simstudy.errors import ConfigError
+
+        if name not in self._entries:
+            raise ConfigError(f"{field_name}={name!r} is invalid: choose one of {', '.join(self._entries)}, or pass "
+                              f"{alternative}.")
+        preset = self._entries[name].load_config()
+        return asdict(preset) if not isinstance(preset, dict) else dict(preset)
+
     def describe(self) -> list[tuple[str, str]]:
         """(name, description) of every entry, in registration order."""
         return [(e.name, e.description) for e in self._entries.values()]

@@ -211,15 +211,9 @@ def build_learner(spec: Any, population: Any = None, loss: Any = None, field_nam
         Config field named in error messages.
     """
     if isinstance(spec, str):
-        from dataclasses import asdict
-
         from simstudy.registry import LEARNERS
 
-        if spec not in LEARNERS:
-            raise ConfigError(f"{field_name}={spec!r} is invalid: choose one of {', '.join(LEARNERS)}, or pass a "
-                              "scikit-learn estimator or a learner object.")
-        preset = LEARNERS[spec].load_config()
-        spec = asdict(preset) if not isinstance(preset, dict) else dict(preset)
+        spec = LEARNERS.preset(spec, field_name, "a scikit-learn estimator or a learner object")
     engine, fast_path, ties = "auto", True, "draw"
     if isinstance(spec, Mapping) or (hasattr(spec, "items") and not hasattr(spec, "fit")):
         obj, name, engine, fast_path, ties = _from_mapping(spec, field_name)

@@ -87,15 +87,9 @@ def build_population(spec: Any) -> Any:
         With the field, the value and the fix.
     """
     if isinstance(spec, str):
-        from dataclasses import asdict
-
         from simstudy.registry import POPULATIONS
 
-        if spec not in POPULATIONS:
-            raise ConfigError(f"population={spec!r} is invalid: choose one of {', '.join(POPULATIONS)}, or pass a "
-                              "population object.")
-        preset = POPULATIONS[spec].load_config()
-        spec = asdict(preset) if not isinstance(preset, dict) else dict(preset)
+        spec = POPULATIONS.preset(spec, "population", "a population object")
     if not isinstance(spec, Mapping) and not hasattr(spec, "items"):
         check_population(spec)
         return spec
