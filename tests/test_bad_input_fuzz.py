@@ -106,7 +106,7 @@ CASES = [
     (["runner.only_replicate=60"], "runner.only_replicate"),
     (["runner.progress=maybe"], "runner.progress"),
     (["study=nedelko_histogram", "runner.only_replicate=5"], "runner.only_replicate"),
-    (["study=nedelko_fisher", "study.sample_size=[20]", "study.bayes_error=[0.2]", "runner.only_replicate=5000"],
+    (["study=nedelko_fisher", "study.sample_size=[20]", "study.bayes_error=[0.2]", "study.replicates=300", "runner.only_replicate=300"],
      "runner.only_replicate"),
     (["runner=nope"], "runner"),
     # where the outputs go
