@@ -253,6 +253,14 @@ _RUN_DIR_GIVEN: str | None = None
 
 
 # ----------------------------------------------------------------------------- Hydra's own errors
+def _task_started() -> None:
+    """Hydra composed the config and runs the task: from here on, stderr is not held back."""
+    global _TASK_STARTED
+    _TASK_STARTED = True
+    if isinstance(sys.stderr, _HeldStderr):
+        sys.stderr.release()
+
+
 class _HeldStderr:
     """``sys.stderr`` while Hydra composes the config: what Hydra writes is held back until the task
     starts (then passed on) or Hydra gives up (then reworded as one ``simstudy: error:`` paragraph)."""
@@ -325,9 +333,9 @@ def _main(argv: list[str]) -> None:
 
     @hydra.main(version_base="1.3", config_path="conf", config_name="config")
     def _task(cfg) -> None:
-        global _TASK_STARTED
-        _TASK_STARTED = True
-        held.release()
+        # Only module-level names here: Hydra's joblib launcher pickles this function (by value),
+        # and a held stream would not pickle.
+        _task_started()
         _run(cfg)
 
     held = _HeldStderr(sys.stderr)
