@@ -26,36 +26,42 @@ def test_nadeau_bengio_rho_hand_computed():
 
 
 def test_subsample_estimators_hand_computed():
-    sub = SubsampleCV(mu_hats=np.array([0.1, 0.2, 0.3]), theta3s=np.array([0.004, 0.006, 0.005]), n=20, n_sub=10, K=5)
+    # 2 splits into halves (h = 10 of n = 20), K = 5
+    sub = SubsampleCV(mu_hats=np.array([[0.1, 0.3], [0.2, 0.2]]),
+                      theta3s=np.array([[0.004, 0.006], [0.005, 0.005]]), n=20, n_sub=10, K=5)
     v = subsample_variance(sub)
-    # Var_b = 0.01; theta(n') = 0.01 * 20 / 10 = 0.02; theta(n) = 0.02 * 10 / 20 = 0.01
-    assert v.theta == pytest.approx(0.01)
+    # theta(h) = mean((0.1-0.3)^2, 0)/2 = 0.01; theta(n) = 0.01 * 10 / 20 = 0.005
+    assert v.theta == pytest.approx(0.005)
     assert v.df == 2
     r = subsample_rho(sub)
-    assert r.raw_rho == pytest.approx(1 - 0.005 / 0.02)
-    assert r.rho == pytest.approx(0.75)
+    assert r.raw_rho == pytest.approx(1 - 0.005 / 0.01)
+    assert r.rho == pytest.approx(0.5)
     assert np.isnan(r.theta) and r.df == 4
-    # the eq. 9 test with rho_hat = 0.75
     fm = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
-    assert r.test(fm).pvalue == pytest.approx(cv_t_test(fm, rho=0.75).pvalue)
-    assert v.test(fm).se == pytest.approx(0.1)
+    assert r.test(fm).pvalue == pytest.approx(cv_t_test(fm, rho=0.5).pvalue)
+    assert v.test(fm).se == pytest.approx(np.sqrt(0.005))
     # clipping
-    low = subsample_rho(SubsampleCV(np.array([0.1, 0.2]), np.array([1.0, 1.0]), 20, 10, 5))
+    low = subsample_rho(SubsampleCV(np.array([[0.1, 0.2]]), np.array([[1.0, 1.0]]), 20, 10, 5))
     assert low.raw_rho < 0 and low.rho == 0
-    flat = subsample_rho(SubsampleCV(np.array([0.2, 0.2]), np.array([0.0, 0.0]), 20, 10, 5))
+    flat = subsample_rho(SubsampleCV(np.array([[0.2, 0.2]]), np.array([[0.0, 0.0]]), 20, 10, 5))
     assert flat.rho == RHO_MAX
 
 
-def test_subsample_size():
+def test_subsample_size_and_splits():
     assert subsample_size(20, 10) == 10
     assert subsample_size(2000, 10) == 1000
     assert subsample_size(150, 10) == 70
     with pytest.raises(ValueError, match="n >= 20"):
-        subsample_size(10, 10)
+        subsample_size(19, 10)
+    seen = []
+    sub = subsample_cv(lambda rows, g: (seen.append(rows), np.zeros(5))[1], 25, 5, 3, np.random.default_rng(0))
+    assert sub.mu_hats.shape == (3, 2) and sub.n_sub == 10
+    for b in range(3):   # the two halves of a split are disjoint
+        assert len(seen[2 * b]) == 10 and not set(seen[2 * b]) & set(seen[2 * b + 1])
 
 
 def _gaussian_replicates(rho, n, K, B, R, seed):
-    """mu_hat, fold means, SubsampleCV of R replicates of the example-level gaussian_folds model."""
+    """Fold means and SubsampleCV of R replicates of the example-level gaussian_folds model."""
     pop = GaussianFoldsPopulation(rho=rho, mean=0.3, sigma=2.0)
     rng = np.random.default_rng(seed)
     fms, subs = [], []
@@ -79,20 +85,19 @@ def _z(values, expected):
 
 
 def test_subsample_estimators_against_theory_on_gaussian_folds():
-    """theta(n') and E[theta3(n')] are known exactly: the overlap-corrected spread is unbiased for
-    theta(n') = sigma^2 / (n' (1 - rho)), the mean subsample theta3 for sigma^2 / n'; their ratio
-    gives rho (checked on the pooled means, whose ratio is consistent)."""
-    rho, n, K, B = 0.5, 100, 10, 8
+    """theta(h) and E[theta3(h)] are known exactly: the half-sample estimate is unbiased for
+    theta(h) = sigma^2 / (h (1 - rho)), the mean half theta3 for sigma^2 / h, theta_hat(n) for
+    theta(n) (the 1/s law is exact here); their pooled ratio gives rho (delta method)."""
+    rho, n, K, B = 0.5, 100, 10, 4
     pop, fm, sub = _gaussian_replicates(rho, n, K, B, 1500, seed=3)
-    n_sub = sub.n_sub
-    corrected = sub.mu_hats.var(axis=1, ddof=1) * n / (n - n_sub)
+    h = sub.n_sub
+    theta_half = np.mean((sub.mu_hats[..., 0] - sub.mu_hats[..., 1]) ** 2, axis=-1) / 2
     limit = stats.norm.ppf(1 - 0.001 / 2)     # each check: two-sided at level 0.001
-    assert abs(_z(corrected, pop.sigma ** 2 / (n_sub * (1 - rho)))) < limit
-    assert abs(_z(sub.theta3s.mean(axis=1), pop.sigma ** 2 / n_sub)) < limit
+    assert abs(_z(theta_half, pop.sigma ** 2 / (h * (1 - rho)))) < limit
+    assert abs(_z(sub.theta3s.mean(axis=(1, 2)), pop.sigma ** 2 / h)) < limit
     assert abs(_z(subsample_variance(sub).theta, pop.theta(n))) < limit
-    pooled_rho = 1 - sub.theta3s.mean() / corrected.mean()
-    # delta method on the ratio of two means
-    a, b = sub.theta3s.mean(axis=1), corrected
+    a, b = sub.theta3s.mean(axis=(1, 2)), theta_half
+    pooled_rho = 1 - a.mean() / b.mean()
     infl = (a - a.mean()) / b.mean() - a.mean() / b.mean() ** 2 * (b - b.mean())
     assert abs(pooled_rho - rho) / (infl.std(ddof=1) / np.sqrt(a.size)) < limit
 
@@ -113,9 +118,9 @@ def test_nadeau_bengio_test_has_exact_size_when_rho_is_rho_nb():
 
 @pytest.mark.slow
 def test_subsample_variance_test_calibrated_on_gaussian_folds():
-    """Monte Carlo calibration: the subsample-variance t-test (B - 1 df) has size alpha on the
+    """Monte Carlo calibration: the subsample-variance t-test (B df) has size alpha on the
     example-level gaussian_folds model (binomial test), where the usual t (rho_hat = 0) does not."""
-    rho, n, K, B, R = 0.5, 100, 10, 10, 3000
+    rho, n, K, B, R = 0.5, 100, 10, 5, 3000
     pop, fm, sub = _gaussian_replicates(rho, n, K, B, R, seed=5)
     rejected = np.sum(subsample_variance(sub).test(fm, mu0=pop.mean).pvalue < 0.05)
     assert _binomial_ok(rejected, R, 0.05), rejected / R

@@ -13,11 +13,11 @@ here step outside that setting in two ways:
 - :func:`nadeau_bengio_rho`: no data at all; the Nadeau-Bengio / Bouckaert-Frank variance
   correction read as a fixed rho;
 - :func:`subsample_variance` and :func:`subsample_rho`: more computation on the same data
-  (K-fold CV re-run on B subsamples of size n' < n drawn WITHOUT replacement from D), giving
-  a direct estimate of theta(n') and hence of rho(n'). Since rho decreases with n on every
-  population we measured (Table 2: Letter 52% at n = 20, 24% at n = 2000), rho(n') >= rho(n)
-  and plugging rho_hat(n') into eq. 9 at size n errs on the safe side.
-  :func:`subsample_cv` runs the subsample CVs for any ``cv(rows, rng) -> fold means`` callable.
+  (K-fold CV re-run on both halves of B random splits of D into DISJOINT halves of size
+  h = n/2), giving an unbiased estimate of theta(h) and hence of rho(h). Since rho decreases
+  with n on every population we measured (Table 2: Letter 52% at n = 20, 24% at n = 2000),
+  rho(h) >= rho(n) and plugging rho_hat(h) into eq. 9 at size n errs on the safe side.
+  :func:`subsample_cv` runs the half-sample CVs for any ``cv(rows, rng) -> fold means`` callable.
 
 All estimators are pure functions on arrays with leading replicate axes and return a
 :class:`RhoEstimate`; ``RhoEstimate.test(fold_means, mu0)`` gives the matching test (a
@@ -54,11 +54,11 @@ class RhoEstimate:
     theta : float or ndarray
         Estimated Var(mu_hat) at size n (NaN when the method gives only a rho).
     df : float
-        Degrees of freedom of the matching t reference: K - 1 for eq. 9 with rho_hat, B - 1
-        for the direct variance test of :func:`subsample_variance`.
+        Degrees of freedom of the matching t reference: K - 1 for eq. 9 with rho_hat, B (the
+        number of splits) for the direct variance test of :func:`subsample_variance`.
     method : str
     n, n_sub, subsamples : int
-        Training size, subsample size n' and number B of subsamples (0 when not used).
+        Training size, half size h and number B of splits into halves (0 when not used).
     """
 
     rho: np.ndarray | float
@@ -135,28 +135,26 @@ def nadeau_bengio_rho(K: int, n_train: float | None = None, n_test: float | None
                        n=0)
 
 
-def subsample_size(n: int, K: int, fraction: float = 0.5) -> int:
-    """The subsample size n' = fraction * n rounded down to a multiple of K, at least K, below n."""
-    if not 0 < fraction < 1:
-        raise ValueError(f"the subsample fraction must lie in (0, 1); got {fraction!r}.")
-    n_sub = max(K, int(fraction * n) // K * K)
-    if n_sub >= n:
-        raise ValueError(f"no subsample size n' < n = {n} with K = {K} folds of at least one point; "
-                         f"use n >= {2 * K}.")
-    return n_sub
+def subsample_size(n: int, K: int) -> int:
+    """The half-sample size h = floor(n/2) rounded down to a multiple of K (at least K)."""
+    h = n // 2 // K * K
+    if h < K:
+        raise ValueError(f"no two disjoint halves of at least K = {K} points in n = {n}; use n >= {2 * K}.")
+    return h
 
 
 @dataclass(frozen=True)
 class SubsampleCV:
-    """K-fold CV re-run on B subsamples of size n' drawn without replacement from one sample.
+    """K-fold CV re-run on both halves of B random splits of one sample into disjoint halves.
 
     Attributes
     ----------
-    mu_hats : ndarray, shape (..., B)
-        CV estimate of each subsample.
-    theta3s : ndarray, shape (..., B)
-        theta3 of each subsample's CV.
+    mu_hats : ndarray, shape (..., B, 2)
+        CV estimate of each half of each split.
+    theta3s : ndarray, shape (..., B, 2)
+        theta3 of each half's CV.
     n, n_sub, K : int
+        Sample size, half size h and folds.
     """
 
     mu_hats: np.ndarray
@@ -165,10 +163,14 @@ class SubsampleCV:
     n_sub: int
     K: int
 
+    @property
+    def splits(self) -> int:
+        return int(np.shape(self.mu_hats)[-2])
 
-def subsample_cv(cv: Callable[[np.ndarray, np.random.Generator], np.ndarray], n: int, K: int, subsamples: int,
-                 rng: np.random.Generator, fraction: float = 0.5) -> SubsampleCV:
-    """Run K-fold CV on ``subsamples`` subsamples of size n' (:func:`subsample_size`) of one sample.
+
+def subsample_cv(cv: Callable[[np.ndarray, np.random.Generator], np.ndarray], n: int, K: int, splits: int,
+                 rng: np.random.Generator) -> SubsampleCV:
+    """Run K-fold CV on both halves of ``splits`` random splits of one sample into disjoint halves.
 
     Parameters
     ----------
@@ -176,106 +178,100 @@ def subsample_cv(cv: Callable[[np.ndarray, np.random.Generator], np.ndarray], n:
         K-fold CV (with a fresh random fold assignment drawn from ``rng``) of the learner on
         the sample's rows ``rows`` (positions 0..n-1); returns the K fold means.
     n, K : int
-    subsamples : int
-        B >= 2.
+    splits : int
+        B >= 1 splits (2B CVs of size h = :func:`subsample_size`; when n - 2h > 0 points are
+        left out of a split, a different random set each time).
     rng : Generator
-        Draws the subsamples (and is passed on to ``cv``).
-    fraction : float
-        n' / n before rounding (default 1/2).
+        Draws the splits (and is passed on to ``cv``).
     """
-    if subsamples < 2:
-        raise ValueError(f"need at least 2 subsamples to estimate a variance; got {subsamples}.")
-    n_sub = subsample_size(n, K, fraction)
-    fm = np.empty((subsamples, K))
-    for b in range(subsamples):
-        rows = np.sort(rng.choice(n, n_sub, replace=False))
-        fm[b] = cv(rows, rng)
+    if isinstance(splits, bool) or int(splits) != splits or splits < 1:
+        raise ValueError(f"need at least 1 split into halves; got {splits!r}.")
+    h = subsample_size(n, K)
+    fm = np.empty((splits, 2, K))
+    for b in range(splits):
+        perm = rng.permutation(n)
+        for j in range(2):
+            fm[b, j] = cv(np.sort(perm[j * h:(j + 1) * h]), rng)
     mu = fm.mean(axis=-1)
-    theta3 = np.sum((fm - mu[:, None]) ** 2, axis=-1) / (K * (K - 1))
-    return SubsampleCV(mu, theta3, n, n_sub, K)
+    theta3 = np.sum((fm - mu[..., None]) ** 2, axis=-1) / (K * (K - 1))
+    return SubsampleCV(mu, theta3, n, h, K)
 
 
-def _overlap_corrected(mu_hats, n: int, n_sub: int) -> np.ndarray:
-    """theta_hat(n') = Var_b(mu_hat(S_b)) n / (n - n'): see :func:`subsample_variance`."""
-    mu = np.asarray(mu_hats, dtype=float)
-    if not 0 < n_sub < n:
-        raise ValueError(f"the subsample size must satisfy 0 < n' < n; got n'={n_sub}, n={n}.")
-    if mu.shape[-1] < 2:
-        raise ValueError(f"need the CV estimates of at least 2 subsamples; got {mu.shape[-1]}.")
-    return mu.var(axis=-1, ddof=1) * n / (n - n_sub)
+def _half_variance(sub: SubsampleCV) -> np.ndarray:
+    """theta_hat(h) = mean_b (mu_hat(S_b) - mu_hat(S_b'))^2 / 2: see :func:`subsample_variance`."""
+    mu = np.asarray(sub.mu_hats, dtype=float)
+    if mu.ndim < 2 or mu.shape[-1] != 2 or mu.shape[-2] < 1:
+        raise ValueError(f"mu_hats must have shape (..., B, 2) (both halves of B >= 1 splits); got {mu.shape}.")
+    return np.mean((mu[..., 0] - mu[..., 1]) ** 2, axis=-1) / 2
+
+
+def _half_rho(sub: SubsampleCV, theta_half) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1.0 - np.mean(np.asarray(sub.theta3s, dtype=float), axis=(-2, -1)) / theta_half
 
 
 def subsample_variance(sub: SubsampleCV) -> RhoEstimate:
-    """Var(mu_hat) at size n from the spread of CV estimates over subsamples (half-sampling).
+    """Var(mu_hat) at size n from K-fold CVs on disjoint halves of the sample (new).
 
-    Derivation. Write the CV estimate on a set S of size s as a symmetric statistic
-    T(S) = mu + (1/s) sum_{i in S} h(z_i) + R(S), with Var(h) = v so that the linear part has
-    variance v / s (Hoeffding/ANOVA decomposition; R collects the higher-order, "instability"
-    terms, and the random fold assignment). For subsamples S_b of size n' drawn without
-    replacement from D (|D| = n), the conditional variance of the linear part given D is the
-    finite-population variance of a mean,
+    Derivation. Split D (n i.i.d. examples) at random into two disjoint halves S and S' of h
+    examples each (h = n/2 rounded down to a multiple of K). Given the split, S and S' are two
+    independent i.i.d. training sets of size h, so their K-fold CV estimates T = mu_hat(S) and
+    T' = mu_hat(S') (each with its own random fold assignment) are independent draws of the CV
+    estimate at size h, and
 
-        Var(mean_{S_b} h | D) = s_D^2 (1/n' - 1/n),   E[s_D^2] = v,
+        E[(T - T')^2 / 2] = Var(mu_hat at h) = theta(h)
 
-    so E[Var_b(T(S_b))] = v (1/n' - 1/n) for the linear part while theta(n') = v / n': the
-    overlap between subsamples (each pair shares n'^2/n points on average) hides the fraction
-    n'/n of the variance. Hence the overlap-corrected estimate
+    exactly, whatever the learner: no linearity, stability or overlap assumption (this is why
+    halves are disjoint; overlapping subsamples would need a correction that holds only for the
+    linear part of mu_hat and over-counts the fold-assignment noise). Averaging over B random
+    splits of the same D gives theta_hat(h) = mean_b (T_b - T'_b)^2 / 2, still unbiased. With
+    independent pairs it would be theta(h) chi^2_B / B; the B splits of one D are dependent,
+    but for a near-linear mu_hat their common part (through D) has about n degrees of freedom,
+    so Student's t with B degrees of freedom is the reference we use.
 
-        theta_hat(n') = Var_b(mu_hat(S_b)) * n / (n - n')        (unbiased for the linear part)
-
-    and, scaling the 1/s law from n' to n, theta_hat(n) = theta_hat(n') n' / n
-    = Var_b(mu_hat(S_b)) n' / (n - n'), which for n' = n/2 is simply the variance of the
-    half-sample CV estimates. A component of order j of R has conditional share 1 - (n'/n)^j
-    >= 1 - n'/n, so the correction over-compensates it (conservative); the fold-assignment
-    noise of T is included at its own size, as in theta(n). The 1/s scaling is conservative
-    when theta(s) decays faster than 1/s (error and instability falling with s) and
-    anti-conservative otherwise: :func:`subsample_rho` avoids this assumption.
-
-    With B subsamples, Var_b has B - 1 degrees of freedom (chi-square when the mu_hat(S_b) are
-    Gaussian given D); the matching test is (mu_hat - mu0) / sqrt(theta_hat(n)) against
-    Student's t with B - 1 degrees of freedom. The implied rho is 1 - theta3 / theta_hat(n)
-    per replicate, reported in ``raw_rho`` as 1 - mean_b theta3_b / theta_hat(n').
+    Scaling to n: theta(n) = theta(h) h / n under the 1/s law of a mean. CV's variance decays at
+    least that fast when both the error and the instability fall with the training size (the
+    usual case: the estimate is then conservative), slower otherwise. :func:`subsample_rho`
+    avoids the scaling law.
 
     Returns
     -------
     RhoEstimate
-        ``theta`` = theta_hat(n), ``df = B - 1``.
+        ``theta`` = theta_hat(h) h / n, ``df = B``, ``raw_rho`` = the rho(h) of
+        :func:`subsample_rho` (for reference).
     """
-    theta_sub = _overlap_corrected(sub.mu_hats, sub.n, sub.n_sub)
-    theta = theta_sub * sub.n_sub / sub.n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        raw = 1.0 - np.mean(sub.theta3s, axis=-1) / theta_sub
-    B = np.asarray(sub.mu_hats).shape[-1]
-    return RhoEstimate(rho=_clip(raw), raw_rho=raw, theta=theta, df=float(B - 1), method="subsample_variance",
-                       n=sub.n, n_sub=sub.n_sub, subsamples=B)
+    theta_half = _half_variance(sub)
+    raw = _half_rho(sub, theta_half)
+    return RhoEstimate(rho=_clip(raw), raw_rho=raw, theta=theta_half * sub.n_sub / sub.n, df=float(sub.splits),
+                       method="subsample_variance", n=sub.n, n_sub=sub.n_sub, subsamples=sub.splits)
 
 
 def subsample_rho(sub: SubsampleCV) -> RhoEstimate:
-    """rho(n') from subsamples, used as rho_hat at size n in eq. 9.
+    """rho(h) at half the size, estimated from K-fold CVs on disjoint halves, used as rho_hat at n (new).
 
-    Derivation. rho(s) = 1 - E[theta3(s)] / theta(s) at any training size s. At s = n' both
-    terms can be estimated from D: theta(n') by the overlap-corrected spread of the subsample
-    CV estimates (:func:`subsample_variance`, unbiased for the linear part) and E[theta3(n')]
-    by the mean of the subsamples' theta3 (each is theta3 of a K-fold CV of size n', an
-    unbiased draw of it up to the dependence through D). Hence
+    Derivation. rho(s) = 1 - E[theta3(s)] / theta(s) at any training size s (Grandvalet &
+    Bengio, section 5). At s = h = n/2 both terms can be estimated from D without bias: theta(h)
+    by theta_hat(h) = mean_b (T_b - T'_b)^2 / 2 over the B splits into disjoint halves
+    (:func:`subsample_variance`: the halves are independent training sets of size h), and
+    E[theta3(h)] by the mean of the 2B halves' theta3. Hence
 
-        rho_hat(n') = 1 - mean_b theta3(S_b) / (Var_b(mu_hat(S_b)) n / (n - n')),
+        rho_hat = 1 - mean_{b,j} theta3(S_bj) / theta_hat(h),      clipped to [0, RHO_MAX],
 
-    clipped to [0, RHO_MAX]. The test is eq. 9 at size n with rho_hat = rho_hat(n'), i.e. the
-    variance estimate theta3(D) / (1 - rho_hat): unlike :func:`subsample_variance` it needs no
-    scaling law of theta in n, only rho(n) <= rho(n') (rho falls with n: the safe side).
-    The reference is Student's t with K - 1 degrees of freedom (Proposition 2); the noise of
-    rho_hat (B - 1 degrees of freedom in its denominator) is not in it, which makes the test
-    slightly liberal when B is small and rho(n') = rho(n).
+    a ratio estimator of rho(h), consistent as B grows (and with the number of replicates when
+    averaged). The test is eq. 9 at size n with this rho_hat, i.e. the variance estimate
+    theta3(D) / (1 - rho_hat): unlike :func:`subsample_variance` it needs no scaling law of
+    theta in n, only rho(n) <= rho(h), which holds because rho falls with n (the safe side;
+    Letter, tree: rho 52% at n = 20, 44% at 40, 24% at 2000). The reference is Student's t with
+    K - 1 degrees of freedom (Proposition 2); the noise of rho_hat is not in it, so with few
+    splits the test is liberal where rho(h) is close to rho(n) (large n) and conservative where
+    rho still falls quickly (small n).
 
     Returns
     -------
     RhoEstimate
         ``theta`` NaN (the test is eq. 9), ``df = K - 1``.
     """
-    theta_sub = _overlap_corrected(sub.mu_hats, sub.n, sub.n_sub)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        raw = 1.0 - np.mean(sub.theta3s, axis=-1) / theta_sub
-    B = np.asarray(sub.mu_hats).shape[-1]
-    return RhoEstimate(rho=_clip(raw), raw_rho=raw, theta=np.full(np.shape(raw), np.nan) if np.ndim(raw) else np.nan,
-                       df=float(sub.K - 1), method="subsample_rho", n=sub.n, n_sub=sub.n_sub, subsamples=B)
+    raw = _half_rho(sub, _half_variance(sub))
+    theta = np.full(np.shape(raw), np.nan) if np.ndim(raw) else np.nan
+    return RhoEstimate(rho=_clip(raw), raw_rho=raw, theta=theta, df=float(sub.K - 1), method="subsample_rho",
+                       n=sub.n, n_sub=sub.n_sub, subsamples=sub.splits)

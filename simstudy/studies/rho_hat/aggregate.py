@@ -30,8 +30,8 @@ PROCEDURES = {
     "rho_hat=0": "usual K-fold t (eq. 9, rho_hat = 0)",
     "rho_hat=0.7": "Grandvalet-Bengio conservative t (rho_hat = 0.7)",
     "nadeau_bengio": "Nadeau-Bengio / Bouckaert-Frank corrected t (rho_hat = K/(2K-1))",
-    "subsample_rho": "eq. 9 with rho_hat = rho(n') from B subsample CVs (new)",
-    "subsample_variance": "t with theta_hat(n) from the overlap-corrected subsample spread, B-1 df (new)",
+    "subsample_rho": "eq. 9 with rho_hat = rho(n/2) from CVs on B splits into disjoint halves (new)",
+    "subsample_variance": "t with theta_hat(n) = theta_hat(n/2)/2 from the same halves, B df (new)",
     "cv_clt": "CV CLT, all-pairs variance (Bayle et al.)",
     "nested_cv": "nested CV (Bates, Hastie & Tibshirani), first replicates only",
     "oracle_rho": "eq. 9 with the true rho of this n (reference, not a procedure)",
@@ -46,7 +46,9 @@ def procedure_tests(group: pd.DataFrame, true_rho: float) -> dict[str, tuple[np.
     """Per procedure: (replicate mask, ``test(mu0) -> TestResult``, rho_hat per replicate or NaN)."""
     n, K = int(group["n"].iloc[0]), int(group["K"].iloc[0])
     fm = _stack(group["fold_means"])
-    sub = SubsampleCV(_stack(group["sub_mu_hats"]), _stack(group["sub_theta3s"]), n, int(group["n_sub"].iloc[0]), K)
+    halves = (len(group), -1, 2)  # records hold each split's two halves one after the other
+    sub = SubsampleCV(_stack(group["sub_mu_hats"]).reshape(halves), _stack(group["sub_theta3s"]).reshape(halves), n,
+                      int(group["n_sub"].iloc[0]), K)
     every = np.ones(len(group), bool)
     none = np.full(len(group), np.nan)
     sr, sv, nb = subsample_rho(sub), subsample_variance(sub), nadeau_bengio_rho(K)

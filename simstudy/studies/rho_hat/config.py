@@ -27,10 +27,9 @@ class RhoHatConfig(StudyConfig):
     seed: int = 2016
     #: Level of the two-sided tests.
     alpha: float = report(0.05)
-    #: B: subsamples per replicate for the subsample estimators (each costs one K-fold CV).
-    subsamples: int = 10
-    #: n' / n of the subsamples (rounded down to a multiple of K).
-    subsample_fraction: float = 0.5
+    #: B: random splits of each training set into two disjoint halves for the subsample
+    #: estimators (each split costs two K-fold CVs of n/2 points).
+    splits: int = 5
     #: Nested CV (Bates, Hastie & Tibshirani) on the first this-many replicates of each n (0: none).
     nested_cv_replicates: int = 100
     #: Repetitions of nested CV (each costs K(K-1)/2 fits beyond the K-fold CV).
@@ -47,13 +46,7 @@ class RhoHatConfig(StudyConfig):
         _check_int("study.replicates", self.replicates, 3, "need at least 3 replicates (e.g. 400).")
         _check_int("study.seed", self.seed, 0, "use a non-negative integer seed, e.g. study.seed=2016.")
         validate_level(self.alpha)
-        _check_int("study.subsamples", self.subsamples, 2, "the subsample variance needs B >= 2 (e.g. 10).")
-        f = self.subsample_fraction
-        if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f < 1:
-            fail("study.subsample_fraction", f, "use a fraction in (0, 1), e.g. 0.5.")
-        if min(self.sizes) * f < self.K:
-            fail("study.subsample_fraction", f, f"n' = {f} n must hold at least K = {self.K} points at the "
-                                                f"smallest n = {min(self.sizes)}; raise it or the sizes.")
+        _check_int("study.splits", self.splits, 1, "use at least 1 split into halves (e.g. 5).")
         _check_int("study.nested_cv_replicates", self.nested_cv_replicates, 0, "use 0 (no nested CV) or more.")
         _check_int("study.nested_cv_repetitions", self.nested_cv_repetitions, 1, "use at least 1 repetition.")
         s = self.power_shift

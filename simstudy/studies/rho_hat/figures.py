@@ -36,7 +36,6 @@ def size_power_axes(axes, summary: pd.DataFrame, tests: pd.DataFrame, alpha: flo
     axes[0].axhspan(100 * alpha - 1, 100 * alpha + 1, color="green", alpha=0.12, label="goal: alpha +- 1 point")
     axes[0].axhline(100 * alpha, color="k", linewidth=1)
     axes[0].set_ylabel("size (%): rejections of a true H0")
-    axes[0].set_yscale("symlog", linthresh=10)
     axes[1].set_ylabel("power (%) at mu_true +- shift sd(mu_hat)")
     s = summary.sort_values("n")
     axes[2].errorbar(s["n"], 100 * s["rho"], yerr=200 * s["rho_se"], color="k", marker="o", label="true rho(n)",
@@ -49,8 +48,12 @@ def size_power_axes(axes, summary: pd.DataFrame, tests: pd.DataFrame, alpha: flo
         axes[2].axhline(100 * float(nb.iloc[0]), color="tab:brown", linestyle=":", label="Nadeau-Bengio rho")
     axes[2].axhline(70, color="tab:cyan", linestyle=":", label="rho_hat = 0.7")
     axes[2].set_ylabel("rho (%)")
+    sizes = sorted(summary["n"].unique())
     for ax in axes:
         ax.set_xscale("log")
+        ax.set_xticks(sizes)
+        ax.set_xticklabels([str(n) for n in sizes])
+        ax.minorticks_off()
         ax.set_xlabel("n")
 
 

@@ -1,6 +1,6 @@
 """The rho_hat study as the engine runs it (issue 16): data-driven rho_hat for the K-fold CV t.
 
-Per replicate (:mod:`.worker`): K-fold CV, B subsample CVs and (first replicates) nested CV on
+Per replicate (:mod:`.worker`): K-fold CV, 2B half-sample CVs and (first replicates) nested CV on
 one training set; per n (:mod:`.aggregate`): the true rho and the size and power of every
 procedure; ``summary.md`` holds the tables and the goal check (size within alpha +- 1 point at
 every n, power at least 10 points above rho_hat = 0.7 where that has power below 80%).
@@ -67,8 +67,8 @@ class RhoHatStudy(Study):
     def phases(self, on_error: str = "record") -> list[Phase]:
         c = self.config
         conditions = size_conditions("rho_hat", c.sizes, c.K, self.population)
-        worker = RhoHatWorker(self.population, self.learner, self.loss, conditions, int(c.seed), int(c.subsamples),
-                              float(c.subsample_fraction), int(c.nested_cv_replicates),
+        worker = RhoHatWorker(self.population, self.learner, self.loss, conditions, int(c.seed), int(c.splits),
+                              int(c.nested_cv_replicates),
                               int(c.nested_cv_repetitions), on_error)
         return [Phase("replicates", conditions, [int(c.replicates)] * len(conditions), worker,
                       description=f"rho_hat {self.population.name}")]
@@ -91,14 +91,14 @@ class RhoHatStudy(Study):
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
         c, alpha = self.config, float(self.config.alpha)
         s = tables.summary
-        lines = [f"# Data-driven rho_hat ({self._label(tables)}, K = {c.K}, B = {c.subsamples} subsamples of "
-                 f"n' = {c.subsample_fraction:g} n, alpha = {alpha:g})", "",
-                 "Per n: true rho (%, +- se) and the subsample rho_hat(n') (mean / median over replicates):", "",
+        lines = [f"# Data-driven rho_hat ({self._label(tables)}, K = {c.K}, B = {c.splits} splits into halves, "
+                 f"alpha = {alpha:g})", "",
+                 "Per n: true rho (%, +- se) and the subsample rho_hat(n/2) (mean / median over replicates):", "",
                  frame_to_markdown(pd.DataFrame({
                      "n": s["n"], "replicates": s["replicates"], "failed": s["failed"],
                      "rho (%)": (100 * s["rho"]).round(1), "rho se": (100 * s["rho_se"]).round(1),
-                     "rho_hat(n') mean (%)": (100 * s["subsample_rho_mean"]).round(1),
-                     "rho_hat(n') median (%)": (100 * s["subsample_rho_median"]).round(1)})), "",
+                     "rho_hat(n/2) mean (%)": (100 * s["subsample_rho_mean"]).round(1),
+                     "rho_hat(n/2) median (%)": (100 * s["subsample_rho_median"]).round(1)})), "",
                  f"Size (%) of the two-sided level-{alpha:g} tests of H0: mu = mu_true (goal {100 * alpha - 1:g} to "
                  f"{100 * alpha + 1:g}):", "", frame_to_markdown(pivot_percent(tables.tests, "size")), "",
                  f"Power (%) at mu_true +- {c.power_shift:g} sd(mu_hat):", "",

@@ -4,9 +4,9 @@ Per replicate (one training set D of size n drawn from the population, random st
 the condition and the replicate number):
 
 - K-fold CV of the learner on D: the fold means, mu_hat and the CV CLT all-pairs sigma;
-- K-fold CV re-run on B subsamples of size n' drawn without replacement from D
-  (:func:`simstudy.inference.subsample_cv`): each subsample's mu_hat and theta3, from which
-  every subsample estimator is rebuilt at aggregation;
+- K-fold CV re-run on both halves of B random splits of D into disjoint halves
+  (:func:`simstudy.inference.subsample_cv`): each half's mu_hat and theta3 (flattened, split
+  by split), from which every subsample estimator is rebuilt at aggregation;
 - nested CV (Bates, Hastie & Tibshirani) on the first ``nested_cv_replicates`` replicates.
 
 The residual population gaussian_folds is run through its example-level model
@@ -56,8 +56,7 @@ class RhoHatWorker:
     loss: Any
     conditions: list[SizeCondition]
     seed: int
-    subsamples: int
-    subsample_fraction: float
+    splits: int
     nested_cv_replicates: int
     nested_cv_repetitions: int
     on_error: str = "record"
@@ -75,8 +74,7 @@ class RhoHatWorker:
 
         labels = KFold(K).labels(cond.n, rng)
         losses = pop.subset_residuals(examples, np.arange(cond.n))
-        sub = subsample_cv(cv, cond.n, K, self.subsamples, self._stream(cond, "subsamples", r),
-                           self.subsample_fraction)
+        sub = subsample_cv(cv, cond.n, K, self.splits, self._stream(cond, "subsamples", r))
         return self._row(losses, labels, K, sub, (np.nan, np.nan))
 
     def _learner_cv(self, sample: Sample, labels: np.ndarray, K: int, rng) -> tuple[Any, np.ndarray]:
@@ -84,44 +82,49 @@ class RhoHatWorker:
         folds = cross_validate(self.learner, state, labels, K, rng, proba=self.loss.needs_proba)
         return state, np.asarray(self.loss(sample.y, folds.predictions, folds.proba), dtype=float)
 
-    def _nested(self, state, y, labels, losses, cond: SizeCondition, r: int) -> tuple[float, float]:
-        rng = self._stream(cond, "nested_cv", r)
-
+    def _nested(self, state, y, labels, losses, n: int, K: int, rng) -> tuple[float, float]:
         def loss_fn(train, test):
             return score(self.learner, state, self.learner.fit(state, train, rng), test, y, self.loss)
 
-        res = nested_cv_losses(loss_fn, cond.n, cond.K, self.nested_cv_repetitions, rng, first_labels=labels,
+        res = nested_cv_losses(loss_fn, n, K, self.nested_cv_repetitions, rng, first_labels=labels,
                                first_outer_losses=losses)
         out = nested_cv_interval(res.pair_losses, res.outer_losses)
         return float(out.estimate), float(out.se)
 
-    def replicate(self, cond: SizeCondition, r: int) -> dict[str, Any]:
-        """The records of replicate r of condition ``cond``."""
-        if isinstance(self.population, ResidualPopulation):
-            return self._residual_replicate(cond, r)
-        K = cond.K
-        rng = replicate_rng(self.seed, cond.key, r)
-        sample = self.population.sample(cond.n, rng)
-        labels = KFold(K).labels(cond.n, rng)
+    def analyse(self, sample: Sample, labels: np.ndarray, K: int, rng: np.random.Generator,
+                sub_rng: np.random.Generator, nested_rng: np.random.Generator | None) -> dict[str, Any]:
+        """The records of one training sample: K-fold CV with ``labels`` (fits from ``rng``), the
+        subsample CVs (``sub_rng``) and, when ``nested_rng`` is given, nested CV. Also used by
+        :func:`simstudy.audit.audit` on the user's own data (any n, folds of unequal sizes)."""
         state, losses = self._learner_cv(sample, labels, K, rng)
 
         def cv(rows, g):
             sub_labels = KFold(K).labels(len(rows), g)
             return fold_means_of(self._learner_cv(_subset(sample, rows), sub_labels, K, g)[1], sub_labels, K)
 
-        sub = subsample_cv(cv, cond.n, K, self.subsamples, self._stream(cond, "subsamples", r),
-                           self.subsample_fraction)
-        nested = (self._nested(state, sample.y, labels, losses, cond, r) if r < self.nested_cv_replicates
-                  else (np.nan, np.nan))
+        n = len(labels)
+        sub = subsample_cv(cv, n, K, self.splits, sub_rng)
+        nested = (np.nan, np.nan) if nested_rng is None else self._nested(state, sample.y, labels, losses, n, K,
+                                                                           nested_rng)
         return self._row(losses, labels, K, sub, nested)
+
+    def replicate(self, cond: SizeCondition, r: int) -> dict[str, Any]:
+        """The records of replicate r of condition ``cond``."""
+        if isinstance(self.population, ResidualPopulation):
+            return self._residual_replicate(cond, r)
+        rng = replicate_rng(self.seed, cond.key, r)
+        sample = self.population.sample(cond.n, rng)
+        labels = KFold(cond.K).labels(cond.n, rng)
+        nested_rng = self._stream(cond, "nested_cv", r) if r < self.nested_cv_replicates else None
+        return self.analyse(sample, labels, cond.K, rng, self._stream(cond, "subsamples", r), nested_rng)
 
     @staticmethod
     def _row(losses, labels, K, sub, nested) -> dict[str, Any]:
         fm = fold_means_of(losses, labels, K)
         mu_hat, sigma_out = cv_clt_sigma(losses, labels, "all-pairs")
         return {"mu_hat": float(mu_hat), "fold_means": fm, "sigma_out": float(sigma_out),
-                "n_sub": int(sub.n_sub), "sub_mu_hats": np.asarray(sub.mu_hats, dtype=float),
-                "sub_theta3s": np.asarray(sub.theta3s, dtype=float),
+                "n_sub": int(sub.n_sub), "sub_mu_hats": np.asarray(sub.mu_hats, dtype=float).ravel(),
+                "sub_theta3s": np.asarray(sub.theta3s, dtype=float).ravel(),
                 "nested_estimate": nested[0], "nested_se": nested[1]}
 
     def __call__(self, chunk: Chunk) -> pd.DataFrame:
