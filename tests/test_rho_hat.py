@@ -126,3 +126,16 @@ def test_subsample_variance_test_calibrated_on_gaussian_folds():
     assert _binomial_ok(rejected, R, 0.05), rejected / R
     usual = np.sum(cv_t_test(fm, mu0=pop.mean).pvalue < 0.05)
     assert not _binomial_ok(usual, R, 0.05)
+
+
+def test_subsample_rho_satterthwaite_df():
+    sub = SubsampleCV(np.array([[0.1, 0.3], [0.2, 0.2]]), np.array([[0.004, 0.006], [0.005, 0.005]]), 20, 10, 5)
+    r = subsample_rho(sub, df="satterthwaite")
+    assert r.df == pytest.approx(1 / (1 / 4 + 1 / 2 + 1 / 16))
+    fm = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
+    folds = subsample_rho(sub).test(fm)
+    satt = r.test(fm)
+    assert satt.statistic == pytest.approx(folds.statistic)      # the same statistic (eq. 9, rho_hat = 0.5)
+    assert satt.pvalue == pytest.approx(2 * stats.t.sf(abs(folds.statistic), r.df))
+    with pytest.raises(ValueError, match="satterthwaite"):
+        subsample_rho(sub, df="other")

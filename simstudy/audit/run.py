@@ -212,7 +212,7 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
     learner_obj = build_learner(learner, population=pop, loss=loss_obj)
     common = dict(learner=learner_obj, K=K, replicates=replicates, splits=splits,
                   nested_cv_replicates=min(nested_cv_replicates, replicates), alpha=alpha, seed=seed, loss=loss,
-                  n_jobs=n_jobs, progress=progress)
+                  n_jobs=n_jobs, progress=progress, chunk_size=max(5, replicates // 8))  # chunks for every core
     results = {"n": run_study("rho_hat", population=pop, sizes=[n_sim], **common),
                "n/2": run_study("rho_hat", population=_without_replacement(pop), sizes=[n_half], **common)}
     tests = {k: r.tests for k, r in results.items()}

@@ -81,7 +81,12 @@ class RhoEstimate:
         if np.all(np.isfinite(self.theta)):
             return t_test(fm.mean(axis=-1), np.sqrt(self.theta), self.df, mu0, alternative, bounds,
                           method=self.method)
-        return cv_t_test(fm, mu0, rho=self.rho, alternative=alternative, bounds=bounds)
+        K = fm.shape[-1]
+        if self.df == K - 1:
+            return cv_t_test(fm, mu0, rho=self.rho, alternative=alternative, bounds=bounds)
+        # eq. 9's statistic against t with other degrees of freedom (subsample_rho(df="satterthwaite"))
+        se = fm.std(axis=-1, ddof=1) / np.sqrt(K * (1 - np.asarray(self.rho)))
+        return t_test(fm.mean(axis=-1), se, self.df, mu0, alternative, bounds, method=self.method)
 
 
 def _clip(rho) -> np.ndarray | float:
@@ -246,7 +251,7 @@ def subsample_variance(sub: SubsampleCV) -> RhoEstimate:
                        method="subsample_variance", n=sub.n, n_sub=sub.n_sub, subsamples=sub.splits)
 
 
-def subsample_rho(sub: SubsampleCV) -> RhoEstimate:
+def subsample_rho(sub: SubsampleCV, df: str = "folds") -> RhoEstimate:
     """rho(h) at half the size, estimated from K-fold CVs on disjoint halves, used as rho_hat at n (new).
 
     Derivation. rho(s) = 1 - E[theta3(s)] / theta(s) at any training size s (Grandvalet &
@@ -262,16 +267,36 @@ def subsample_rho(sub: SubsampleCV) -> RhoEstimate:
     theta3(D) / (1 - rho_hat): unlike :func:`subsample_variance` it needs no scaling law of
     theta in n, only rho(n) <= rho(h), which holds because rho falls with n (the safe side;
     Letter, tree: rho 52% at n = 20, 44% at 40, 24% at 2000). The reference is Student's t with
-    K - 1 degrees of freedom (Proposition 2); the noise of rho_hat is not in it, so with few
-    splits the test is liberal where rho(h) is close to rho(n) (large n) and conservative where
-    rho still falls quickly (small n).
+    K - 1 degrees of freedom (Proposition 2, ``df="folds"``); the noise of rho_hat is not in it,
+    so with few splits the test can be liberal.
+
+    ``df="satterthwaite"`` puts that noise in: the variance estimate is
+    V = theta3(D) theta_hat(h) / mean theta3(halves); treating its three factors as independent
+    scaled chi-squares with K - 1, B and 2B(K - 1) degrees of freedom, Var(log V) is about
+    2/(K-1) + 2/B + 2/(2B(K-1)), and Satterthwaite's df = 2 / Var(log V) is
+
+        df = 1 / (1/(K-1) + 1/B + 1/(2B(K-1)))          (3.1 for K = 10, B = 5),
+
+    a conservative choice (the factors are positively correlated through D, which lowers the
+    variance of the ratio).
+
+    Parameters
+    ----------
+    sub : SubsampleCV
+    df : {"folds", "satterthwaite"}
+        Degrees of freedom of the reference t.
 
     Returns
     -------
     RhoEstimate
-        ``theta`` NaN (the test is eq. 9), ``df = K - 1``.
+        ``theta`` NaN (the test is eq. 9's statistic), ``df`` as chosen.
     """
+    if df not in ("folds", "satterthwaite"):
+        raise ValueError(f"df must be 'folds' or 'satterthwaite'; got {df!r}.")
     raw = _half_rho(sub, _half_variance(sub))
     theta = np.full(np.shape(raw), np.nan) if np.ndim(raw) else np.nan
-    return RhoEstimate(rho=_clip(raw), raw_rho=raw, theta=theta, df=float(sub.K - 1), method="subsample_rho",
-                       n=sub.n, n_sub=sub.n_sub, subsamples=sub.splits)
+    K, B = sub.K, sub.splits
+    dof = float(K - 1) if df == "folds" else 1.0 / (1 / (K - 1) + 1 / B + 1 / (2 * B * (K - 1)))
+    return RhoEstimate(rho=_clip(raw), raw_rho=raw, theta=theta, df=dof,
+                       method="subsample_rho" + ("" if df == "folds" else "_satterthwaite"), n=sub.n,
+                       n_sub=sub.n_sub, subsamples=B)

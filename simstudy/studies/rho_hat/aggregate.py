@@ -31,6 +31,7 @@ PROCEDURES = {
     "rho_hat=0.7": "Grandvalet-Bengio conservative t (rho_hat = 0.7)",
     "nadeau_bengio": "Nadeau-Bengio / Bouckaert-Frank corrected t (rho_hat = K/(2K-1))",
     "subsample_rho": "eq. 9 with rho_hat = rho(n/2) from CVs on B splits into disjoint halves (new)",
+    "subsample_rho_satt": "the same, against t with Satterthwaite df for the noise of rho_hat (new)",
     "subsample_variance": "t with theta_hat(n) = theta_hat(n/2)/2 from the same halves, B df (new)",
     "cv_clt": "CV CLT, all-pairs variance (Bayle et al.)",
     "nested_cv": "nested CV (Bates, Hastie & Tibshirani), first replicates only",
@@ -52,6 +53,7 @@ def procedure_tests(group: pd.DataFrame, true_rho: float) -> dict[str, tuple[np.
     every = np.ones(len(group), bool)
     none = np.full(len(group), np.nan)
     sr, sv, nb = subsample_rho(sub), subsample_variance(sub), nadeau_bengio_rho(K)
+    ss = subsample_rho(sub, df="satterthwaite")
     mu_hat, se_clt = group["mu_hat"].to_numpy(), group["sigma_out"].to_numpy() / np.sqrt(n)
     nested = group["nested_estimate"].notna().to_numpy()
     ne, ns = group["nested_estimate"].to_numpy()[nested], group["nested_se"].to_numpy()[nested]
@@ -61,6 +63,7 @@ def procedure_tests(group: pd.DataFrame, true_rho: float) -> dict[str, tuple[np.
         "rho_hat=0.7": (every, lambda mu0: cv_t_test(fm, mu0, rho=0.7), np.full(len(group), 0.7)),
         "nadeau_bengio": (every, lambda mu0: nb.test(fm, mu0), np.full(len(group), nb.rho)),
         "subsample_rho": (every, lambda mu0: sr.test(fm, mu0), np.asarray(sr.rho)),
+        "subsample_rho_satt": (every, lambda mu0: ss.test(fm, mu0), np.asarray(ss.rho)),
         "subsample_variance": (every, lambda mu0: sv.test(fm, mu0), np.asarray(sv.rho)),
         "cv_clt": (every, lambda mu0: z_test(mu_hat, se_clt, mu0), none),
         "nested_cv": (nested, lambda mu0: z_test(ne, ns, mu0), none[nested]),

@@ -13,7 +13,7 @@ __all__ = ["rho_hat_figures", "STYLE"]
 STYLE = {
     "rho_hat=0": ("tab:blue", "^", "--"), "rho_hat=0.7": ("tab:cyan", "<", ":"),
     "nadeau_bengio": ("tab:brown", "P", ":"), "subsample_rho": ("tab:red", "o", "-"),
-    "subsample_variance": ("tab:orange", "s", "-"), "cv_clt": ("tab:purple", "D", "--"),
+    "subsample_variance": ("tab:orange", "s", "-"), "subsample_rho_satt": ("tab:pink", "o", "--"), "cv_clt": ("tab:purple", "D", "--"),
     "nested_cv": ("black", "X", "-."), "oracle_rho": ("tab:gray", ".", "-"),
 }
 
