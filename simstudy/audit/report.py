@@ -42,19 +42,21 @@ def audit_figure(result):
     left.axvline(100 * alpha, color="k", linewidth=1)
     left.set_yticks(y)
     left.set_yticklabels(procs)
-    left.legend(loc="lower right", fontsize=7)
     left.set_xlabel("size (%): rejections of a true H0 in simulated data like yours")
     iv = result.intervals
     for yi, (_, row) in zip(y, iv.iterrows()):
         color = STYLE.get(row["procedure"], ("k",))[0]
         best = row["procedure"] == result.recommendation.procedure
         right.plot([row["low"], row["high"]], [yi, yi], color=color, linewidth=4 if best else 1.5)
-    right.axvline(result.estimate, color="k", linestyle=":", label=f"CV estimate {result.estimate:.4f}")
+    right.axvline(result.estimate, color="k", linestyle=":")
     right.set_yticks(y)
     right.set_yticklabels(procs)
     right.set_xlabel(f"{100 * (1 - alpha):g}% interval for the expected CV error (your data)")
-    return style_axes(fig, [left, right], [f"calibration in data like yours ({result.settings['learner']}, "
-                                           f"K = {result.K})", "your intervals (recommended: thick)"], legend_size=7)
+    fig = style_axes(fig, [left, right], [f"calibration in data like yours ({result.settings['learner']}, "
+                                           f"K = {result.K})", f"your intervals (recommended: thick; dotted: CV estimate {result.estimate:.4f})"],
+                      legend_size=7)
+    left.legend(loc="lower right", fontsize=7)   # the bars of the first procedures sit at the top
+    return fig
 
 
 def _calibration_table(result) -> pd.DataFrame:
