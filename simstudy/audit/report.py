@@ -52,9 +52,9 @@ def audit_figure(result):
     right.set_yticks(y)
     right.set_yticklabels(procs)
     right.set_xlabel(f"{100 * (1 - alpha):g}% interval for the expected CV error (your data)")
-    fig = style_axes(fig, [left, right], [f"calibration in data like yours ({result.settings['learner']}, "
-                                           f"K = {result.K})", f"your intervals (recommended: thick; dotted: CV estimate {result.estimate:.4f})"],
-                      legend_size=7)
+    titles = [f"calibration in data like yours ({result.settings['learner']}, K = {result.K})",
+              f"your intervals (recommended: thick; dotted: CV estimate {result.estimate:.4f})"]
+    fig = style_axes(fig, [left, right], titles, legend_size=7)
     left.legend(loc="lower right", fontsize=7)   # the bars of the first procedures sit at the top
     return fig
 
