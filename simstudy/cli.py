@@ -315,6 +315,11 @@ def main() -> None:
 
 def _main(argv: list[str]) -> None:
     global _RUN_DIR_GIVEN
+    if argv[:1] == ["audit"]:  # ``simstudy audit DATA ...``: the audit's own command line
+        from simstudy.audit.cli import main as audit_main
+
+        audit_main(argv[1:])
+        return
     if os.getcwd() not in sys.path:  # the user's own modules (study._target_=..., population._target_=...)
         sys.path.insert(0, os.getcwd())
     if any(a in ("--help", "-h") for a in argv):

@@ -138,6 +138,9 @@ STUDIES.register("nedelko_fisher", f"{_S}.nedelko_fisher.study:NedelkoFisherStud
 STUDIES.register("nedelko_histogram", f"{_S}.nedelko_histogram.study:NedelkoHistogramStudy",
                  "Nedelko: the histogram classifier, computed exactly (Figure 4)",
                  f"{_S}.nedelko_histogram.config:NedelkoHistogramConfig")
+STUDIES.register("rho_hat", f"{_S}.rho_hat.study:RhoHatStudy",
+                 "data-driven rho_hat for the K-fold CV t-test: size and power against n (issue 16)",
+                 f"{_S}.rho_hat.config:RhoHatConfig")
 
 # ----------------------------------------------------------------------------- populations
 _P = "simstudy.populations"

@@ -57,6 +57,11 @@ CASES = [
     (["study=nedelko_fisher", "study.rhat_grid=[2]"], "study.rhat_grid"),
     (["study=nedelko_fisher", "population=letter"], "population=letter"),
     # study=nedelko_histogram
+    # study=rho_hat
+    (["study=rho_hat", "study.splits=0"], "study.splits"),
+    (["study=rho_hat", "study.K=2"], "study.K"),
+    (["study=rho_hat", "study.power_shift=-1"], "study.power_shift"),
+    (["study=rho_hat", "study.sizes=[25]"], "study.sizes"),
     (["study=nedelko_histogram", "study.cells=0"], "study.cells"),
     (["study=nedelko_histogram", "study.grid_steps=0"], "study.grid_steps"),
     (["study=nedelko_histogram", "study.sample_size=abc"], "study.sample_size"),

@@ -40,6 +40,14 @@ from simstudy.inference.proportions import (
 )
 from simstudy.inference.nested import NestedCVResult, nested_cv_interval
 from simstudy.inference.folds import FoldSummary, fold_summary
+from simstudy.inference.rho_hat import (
+    RhoEstimate,
+    SubsampleCV,
+    nadeau_bengio_rho,
+    subsample_cv,
+    subsample_rho,
+    subsample_variance,
+)
 from simstudy.inference.variance import (
     block_residuals,
     quadratic_forms,
@@ -56,6 +64,8 @@ __all__ = [
     "FoldSummary",
     "FTestResult",
     "NestedCVResult",
+    "RhoEstimate",
+    "SubsampleCV",
     "QuadraticForms",
     "TestResult",
     "TwoProportionTestResult",
@@ -80,6 +90,11 @@ __all__ = [
     "rho_alpha",
     "wilson_bounds",
     "zero_spread",
+    # data-driven rho_hat
+    "nadeau_bengio_rho",
+    "subsample_cv",
+    "subsample_rho",
+    "subsample_variance",
     # variance estimators of Grandvalet & Bengio
     "block_residuals",
     "quadratic_forms",

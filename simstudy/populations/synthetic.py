@@ -242,3 +242,25 @@ class GaussianFoldsPopulation(ResidualPopulation):
         a = np.sqrt(self.rho / (n * (1 - self.rho)))
         shift = a * rng.standard_normal()
         return self.mean + self.sigma * (shift + rng.standard_normal((K, m)))
+
+    def draw_examples(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """An example-level version of this population: n examples, each a pair (eps_i, z_i) of
+        independent N(0, 1) draws (shape (n, 2)), for procedures that re-run CV on subsets.
+
+        The K-fold CV residuals of a subset S of them are (:meth:`subset_residuals`)
+
+            e_i = mu + sigma (eps_i + c mean_{j in S} z_j),   c^2 = rho / (1 - rho),
+
+        whose distribution for |S| = n is exactly that of :meth:`residual_blocks`
+        (c mean_S z ~ N(0, rho / (n (1 - rho))) = a Z), at every size: theta(s) =
+        sigma^2 / (s (1 - rho)) and rho(s) = rho for every s. mu_hat(S) = mu + sigma mean_S(eps + c z)
+        is a mean, so the subsampling estimators are exact here.
+        """
+        return rng.standard_normal((n, 2))
+
+    def subset_residuals(self, examples: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """CV residuals of the examples ``rows`` of :meth:`draw_examples` (see there); the fold
+        assignment does not matter in this model."""
+        c = np.sqrt(self.rho / (1 - self.rho))
+        part = examples[rows]
+        return self.mean + self.sigma * (part[:, 0] + c * part[:, 1].mean())
