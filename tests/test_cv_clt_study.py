@@ -7,12 +7,13 @@ from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
 from simstudy.errors import ConfigError
+from simstudy.inference import nested_cv_interval
 from simstudy.learners import build_learner
 from simstudy.losses import zero_one
 from simstudy.populations import TabularPopulation
-from simstudy.rng import replicate_rng
+from simstudy.rng import condition_key, replicate_rng
 from simstudy.runner import run_chunks
-from simstudy.schemes import KFold
+from simstudy.schemes import KFold, nested_cv_losses
 from simstudy.studies.cv_clt.aggregate import aggregate
 from simstudy.studies.cv_clt.study import CVCLTWorker, make_conditions
 
@@ -121,3 +122,42 @@ def test_config_errors_name_the_field(compose_config, letter_like_file):
     for overrides, field in cases:
         with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
             validate(compose_config(*overrides))
+
+
+@pytest.mark.parametrize("method", ["paper", "package"])
+def test_nested_cv_method_is_wired_through_the_worker(population, method):
+    """study.nested_cv_method reaches the worker: replicate 1's nested estimate and SE equal a
+    recomputation with plain scikit-learn refits (simstudy.schemes.nested_cv_losses with the
+    worker's seeds) and nested_cv_interval(method=...); the two methods give different numbers."""
+    fitted = {"logreg": build_learner({"name": "logreg", "estimator": LOGREG}, population)}
+    conds = make_conditions([40], 5, population)
+    rows = {}
+    for m in ("paper", "package"):
+        w = CVCLTWorker(population, fitted, zero_one, conds, [], 1, 6, 2, 5, nested_cv_method=m)
+        rows[m] = _run(w, 2).set_index("replicate").loc[1]
+    cond = conds[0]
+    rng = replicate_rng(1, cond.key, 1)
+    sample = population.sample(40, rng)
+    labels = KFold(5).labels(40, rng)
+
+    def refit(train, test):
+        model = LogisticRegression(solver="newton-cholesky").fit(sample.X[train], sample.y[train])
+        return (model.predict(sample.X[test]) != sample.y[test]).astype(float)
+
+    first = np.empty(40)
+    for k in range(5):
+        first[labels == k] = refit(np.flatnonzero(labels != k), np.flatnonzero(labels == k))
+    nested_rng = replicate_rng(1, condition_key({"condition": cond.key, "nested_cv": True}), 1)
+    losses = nested_cv_losses(refit, 40, 5, 5, nested_rng, first_labels=labels, first_outer_losses=first)
+    ref = nested_cv_interval(losses.pair_losses, losses.outer_losses, method=method)
+    assert rows[method].nested_estimate == pytest.approx(ref.estimate, abs=1e-12)
+    assert rows[method].nested_se == pytest.approx(ref.se, abs=1e-12)
+    assert rows["paper"].nested_estimate != rows["package"].nested_estimate     # 1 + 3/5 vs 1 + (3/5)^1.5
+
+
+def test_nested_cv_method_config(compose_config, letter_like_file):
+    base = ["study=cv_clt", "population=letter", f"population.path={letter_like_file[0]}"]
+    assert compose_config(*base).study.nested_cv_method == "paper"
+    validate(compose_config(*base, "study.nested_cv_method=package"))
+    with pytest.raises(ConfigError, match=r"study\.nested_cv_method='bates'.*paper.*package"):
+        validate(compose_config(*base, "study.nested_cv_method=bates"))

@@ -78,7 +78,7 @@ class CVCLTStudy(Study):
         conditions = make_conditions(c.sizes, c.K, self.population)
         worker = CVCLTWorker(self.population, self.learners, self.loss, conditions, self.comparisons(), int(c.seed),
                              int(c.repeated_splits), int(c.nested_cv_replicates), int(c.nested_cv_repetitions),
-                             on_error)
+                             on_error, str(c.nested_cv_method))
         return [Phase("replicates", conditions, [int(c.replicates)] * len(conditions), worker, worker.subjects,
                       description=f"cv_clt {self.population.name}")]
 

@@ -76,6 +76,7 @@ class CVCLTWorker:
     nested_cv_replicates: int
     nested_cv_repetitions: int
     on_error: str = "record"
+    nested_cv_method: str = "paper"
 
     @property
     def subjects(self) -> tuple[str, ...]:
@@ -102,7 +103,7 @@ class CVCLTWorker:
         nested_rng = replicate_rng(self.seed, condition_key({"condition": cond.key, "nested_cv": True}), r)
         res = nested_cv_losses(loss_fn, n, K, self.nested_cv_repetitions, nested_rng, first_labels=labels,
                                first_outer_losses=losses)
-        out = nested_cv_interval(res.pair_losses, res.outer_losses)
+        out = nested_cv_interval(res.pair_losses, res.outer_losses, method=self.nested_cv_method)
         return out.estimate, out.se
 
     def _fit_all(self, learner, sample, labels, halves, tv_test, cond: SizeCondition, r: int, fit_rng,
