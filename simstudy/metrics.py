@@ -10,7 +10,7 @@ import numpy as np
 from simstudy.inference.proportions import wilson_bounds
 
 __all__ = ["MeanSummary", "RateSummary", "RatioSummary", "mean_summary", "rejection_rate",
-           "between_block_correlation"]
+           "between_block_correlation", "variance_ratio"]
 
 
 @dataclass(frozen=True)
@@ -87,3 +87,30 @@ def between_block_correlation(mu_hat, theta3) -> RatioSummary:
         return RatioSummary(np.nan, np.nan)
     influence = (t3 - A) / B - A / B**2 * ((mu - mu.mean()) ** 2 - B)
     return RatioSummary(float(1 - A / B), float(influence.std(ddof=1) / np.sqrt(R)))
+
+
+def variance_ratio(differences, variance_estimates, scale: float = 1.0) -> RatioSummary:
+    """scale Var(d) / E[v] over replicates, with a delta-method standard error.
+
+    The cv_clt study uses it with d = R_hat - R_n, v = sigma_hat^2 and scale = n: the ratio of
+    the true variance of sqrt(n)(R_hat - R_n) to the mean of its estimate, which is 1 when the
+    CV CLT's variance is consistent (Bayle et al. 2020) and exceeds 1 when the CV estimate
+    fluctuates more than sigma_hat^2 / n says (a loss that is not stable enough).
+
+    Var(d) is the sample variance B (ddof = 1) and E[v] the mean A of the finite pairs; the
+    influence of replicate r on log(B / A) is ((d_r - d_bar)^2 - B) / B - (v_r - A) / A, so
+    se = ratio sd(influence) / sqrt(R). At least 3 replicates and A > 0 are needed (else NaN).
+    """
+    d = np.asarray(differences, dtype=float)
+    v = np.asarray(variance_estimates, dtype=float)
+    ok = np.isfinite(d) & np.isfinite(v)
+    d, v = d[ok], v[ok]
+    R = d.size
+    if R < 3:
+        return RatioSummary(np.nan, np.nan)
+    A, B = v.mean(), d.var(ddof=1)
+    if A <= 0:
+        return RatioSummary(np.nan, np.nan)
+    ratio = scale * B / A
+    influence = ((d - d.mean()) ** 2 - B) / B - (v - A) / A if B > 0 else -(v - A) / A
+    return RatioSummary(float(ratio), float(ratio * influence.std(ddof=1) / np.sqrt(R)))
