@@ -40,6 +40,8 @@ import pandas as pd
 import yaml
 from scipy import stats
 
+from simstudy.manifest import environment_info
+
 __all__ = ["PairedMean", "paired_mean", "paired_rho", "paired_table", "check_paired", "main"]
 
 KEYS = ["n", "condition_key", "replicate"]
@@ -146,7 +148,9 @@ def to_markdown(table: pd.DataFrame, a: Path, b: Path, command: str) -> str:
              f"a = `{a}`, b = `{b}`; every difference is b - a over the same replicates, with the standard "
              "error of the per-replicate differences (rho: paired delta method). `identical`: share of "
              "replicates where both engines give exactly the same value. `SE if independent`: the SE of the "
-             "rho difference had the runs used independent seeds.", "", f"Command: `{command}`", "",
+             "rho difference had the runs used independent seeds.", "",
+             f"Command: `{command}` (commit {environment_info()['git_commit']}; the runs' own commits are in "
+             "their manifest.json)", "",
              "| n | R | mu_hat diff | SE | z | identical | true error diff | SE | z | identical | rho a | rho b "
              "| rho diff | SE | z | SE if independent |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
