@@ -41,6 +41,7 @@ import yaml
 from scipy import stats
 
 from simstudy.manifest import environment_info
+from simstudy.metrics import between_block_correlation
 
 __all__ = ["PairedMean", "paired_mean", "paired_rho", "paired_table", "check_paired", "main"]
 
@@ -85,21 +86,15 @@ def paired_mean(a, b) -> PairedMean:
                       float(np.mean(a == b)))
 
 
-def _rho_influence(mu: np.ndarray, theta3: np.ndarray) -> tuple[float, np.ndarray]:
-    """rho = 1 - A / B (A = mean theta3, B = sample variance of mu) and the influence of each
-    replicate on rho: -((theta3_r - A) / B - A / B^2 ((mu_r - mu_bar)^2 - B))."""
-    A, B = theta3.mean(), mu.var(ddof=1)
-    return float(1 - A / B), -((theta3 - A) / B - A / B ** 2 * ((mu - mu.mean()) ** 2 - B))
-
-
 def paired_rho(mu_a, theta3_a, mu_b, theta3_b) -> PairedRho:
-    """rho of two paired runs and the delta-method SE of rho_b - rho_a on the same replicates."""
-    rho_a, inf_a = _rho_influence(np.asarray(mu_a, float), np.asarray(theta3_a, float))
-    rho_b, inf_b = _rho_influence(np.asarray(mu_b, float), np.asarray(theta3_b, float))
-    R = inf_a.size
-    se = float((inf_b - inf_a).std(ddof=1) / np.sqrt(R))
-    se_ind = float(np.hypot(inf_a.std(ddof=1), inf_b.std(ddof=1)) / np.sqrt(R))
-    return PairedRho(rho_a, rho_b, rho_b - rho_a, se, se_ind)
+    """rho of two paired runs and the delta-method SE of rho_b - rho_a on the same replicates
+    (the influences of :func:`simstudy.metrics.between_block_correlation`)."""
+    a, b = between_block_correlation(mu_a, theta3_a), between_block_correlation(mu_b, theta3_b)
+    if a.influence is None or b.influence is None or a.influence.size != b.influence.size:
+        raise ValueError("rho needs at least 3 paired replicates with finite mu_hat and theta3 in both runs.")
+    R = a.influence.size
+    se = float((b.influence - a.influence).std(ddof=1) / np.sqrt(R))
+    return PairedRho(a.value, b.value, b.value - a.value, se, float(np.hypot(a.se, b.se)))
 
 
 def _load(directory: Path) -> tuple[pd.DataFrame, dict]:

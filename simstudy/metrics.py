@@ -4,7 +4,7 @@ One small function per metric; each returns a dataclass so that callers name wha
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from simstudy.inference.proportions import wilson_bounds
@@ -36,10 +36,16 @@ class RateSummary:
 
 @dataclass(frozen=True)
 class RatioSummary:
-    """A ratio-type estimate with its delta-method standard error."""
+    """A ratio-type estimate with its delta-method standard error.
+
+    ``influence``: the per-replicate influence of the estimate (over the finite replicates), so
+    that se = sd(influence) / sqrt(R); two estimates on the same replicates have a paired SE
+    sd(influence_b - influence_a) / sqrt(R).
+    """
 
     value: float
     se: float
+    influence: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 def mean_summary(values) -> MeanSummary:
@@ -71,13 +77,10 @@ def between_block_correlation(mu_hat, theta3) -> RatioSummary:
     theta is estimated by the sample variance of mu_hat (ddof = 1), E[theta3] by the mean.
 
     The standard error linearises the ratio A / B (A = mean theta3, B = sample variance):
-    the influence of replicate r is (theta3_r - A) / B - A / B^2 ((mu_r - mu_bar)^2 - B),
+    the influence of replicate r on rho is -((theta3_r - A) / B - A / B^2 ((mu_r - mu_bar)^2 - B)),
     and se = sd(influence) / sqrt(R).
     """
-    mu = np.asarray(mu_hat, dtype=float)
-    t3 = np.asarray(theta3, dtype=float)
-    ok = np.isfinite(mu) & np.isfinite(t3)
-    mu, t3 = mu[ok], t3[ok]
+    mu, t3 = _finite_pairs(mu_hat, theta3)
     R = mu.size
     if R < 3:
         return RatioSummary(np.nan, np.nan)
@@ -85,8 +88,15 @@ def between_block_correlation(mu_hat, theta3) -> RatioSummary:
     B = mu.var(ddof=1)
     if B == 0:
         return RatioSummary(np.nan, np.nan)
-    influence = (t3 - A) / B - A / B**2 * ((mu - mu.mean()) ** 2 - B)
-    return RatioSummary(float(1 - A / B), float(influence.std(ddof=1) / np.sqrt(R)))
+    influence = -((t3 - A) / B - A / B**2 * ((mu - mu.mean()) ** 2 - B))
+    return RatioSummary(float(1 - A / B), float(influence.std(ddof=1) / np.sqrt(R)), influence)
+
+
+def _finite_pairs(a, b) -> tuple[np.ndarray, np.ndarray]:
+    """Two per-replicate arrays as floats, restricted to the replicates where both are finite."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    ok = np.isfinite(a) & np.isfinite(b)
+    return a[ok], b[ok]
 
 
 def variance_ratio(differences, variance_estimates, scale: float = 1.0) -> RatioSummary:
@@ -101,10 +111,7 @@ def variance_ratio(differences, variance_estimates, scale: float = 1.0) -> Ratio
     influence of replicate r on log(B / A) is ((d_r - d_bar)^2 - B) / B - (v_r - A) / A, so
     se = ratio sd(influence) / sqrt(R). At least 3 replicates and A > 0 are needed (else NaN).
     """
-    d = np.asarray(differences, dtype=float)
-    v = np.asarray(variance_estimates, dtype=float)
-    ok = np.isfinite(d) & np.isfinite(v)
-    d, v = d[ok], v[ok]
+    d, v = _finite_pairs(differences, variance_estimates)
     R = d.size
     if R < 3:
         return RatioSummary(np.nan, np.nan)
@@ -112,5 +119,5 @@ def variance_ratio(differences, variance_estimates, scale: float = 1.0) -> Ratio
     if A <= 0:
         return RatioSummary(np.nan, np.nan)
     ratio = scale * B / A
-    influence = ((d - d.mean()) ** 2 - B) / B - (v - A) / A if B > 0 else -(v - A) / A
-    return RatioSummary(float(ratio), float(ratio * influence.std(ddof=1) / np.sqrt(R)))
+    influence = ratio * (((d - d.mean()) ** 2 - B) / B - (v - A) / A if B > 0 else -(v - A) / A)
+    return RatioSummary(float(ratio), float(influence.std(ddof=1) / np.sqrt(R)), influence)
