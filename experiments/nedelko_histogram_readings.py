@@ -45,6 +45,7 @@ from simstudy.inference.error_functions import delta0
 from simstudy.learners.histogram import (
     TIE_RULES, compositions, empirical_risk, kfold_loss_distribution, loo_estimate, misclassified_types,
 )
+from simstudy.manifest import environment_info
 
 CELLS, N, K = 3, 12, 4
 ESTIMATORS = ("loo", "kfold", "empirical")
@@ -328,7 +329,8 @@ def main(argv=None) -> None:
     seconds = time.perf_counter() - start
     text = ["# Nedelko Figure 4 under alternative readings (3 cells, N = 12, K = 4, exact)\n",
             f"Command: `PYTHONPATH=. python experiments/nedelko_histogram_readings.py --mc-samples {args.mc_samples} "
-            f"--seed {args.seed}` ({seconds:.0f} s). Counts: distributions where one estimate's mean error is "
+            f"--seed {args.seed}` ({seconds:.0f} s, commit {environment_info()['git_commit']}). "
+            f"Counts: distributions where one estimate's mean error is "
             f"smaller by more than {TOL:g}.\n", _md(counts),
             "\n## By Bayes error: grid types/6, E[D0], one random partition (the study's reading)\n"]
     for tie in TIE_RULES:

@@ -34,6 +34,7 @@ import pandas as pd
 from scipy import stats
 
 from simstudy.inference.nested import NESTED_CV_METHODS, nested_cv_interval
+from simstudy.manifest import environment_info
 from simstudy.metrics import rejection_rate
 from simstudy.schemes import KFold, nested_cv_losses
 
@@ -227,7 +228,7 @@ def summarise(records: pd.DataFrame) -> pd.DataFrame:
 
 def to_markdown(summary: pd.DataFrame, alpha: float, settings, seconds: float, command: str) -> str:
     lines = [f"# Nested CV: coverage of Err_XY against the number of repetitions R (nominal {1 - alpha:.0%})\n",
-             f"Command: `{command}` ({seconds:.0f} s).\n"]
+             f"Command: `{command}` ({seconds:.0f} s, commit {environment_info()['git_commit']}).\n"]
     for name, setting in settings.items():
         lines += [f"\n## {name}: {setting.describe()}\n",
                   "| method | R | coverage | Wilson 95% | mean width | mean(est - Err_XY) | RMSE | mean SE/SE_naive "

@@ -334,7 +334,7 @@ def _failures(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def _manifest(study: Study, plan: RunPlan, identity: RunIdentity, phases: dict[str, dict],
-              records: dict[str, pd.DataFrame], started: str, wall: float) -> dict[str, Any]:
+              records: dict[str, pd.DataFrame], started: str, wall: float, environment: dict[str, Any]) -> dict[str, Any]:
     failures = _failures(records[study.main_phase])
     scalar = [c for c in failures.columns if failures[c].map(np.isscalar).all()] if len(failures) else []
     main = phases.get(study.main_phase, {})
@@ -350,7 +350,7 @@ def _manifest(study: Study, plan: RunPlan, identity: RunIdentity, phases: dict[s
         **study.manifest(records),
         "replicates_total": int(len(records[study.main_phase])), "replicates_failed": int(len(failures)),
         "failures_sample": failures[scalar].head(20).to_dict("records"),
-        "environment": environment_info(),
+        "environment": environment,
     }
 
 
@@ -365,6 +365,8 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
     t_start = time.perf_counter()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     directory = None if out is None else (out if isinstance(out, RunDirectory) else RunDirectory(out)).lock()
+    # the git state before the run writes anything (its own files, e.g. a committed cli.log, do not count)
+    environment = environment_info(directory.path if directory is not None else None)
     try:
         study = study if study is not None else build(plan)
         phases = study.phases(plan.runner.on_error)
@@ -397,7 +399,7 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
             main.insert(i, name, value)
         tables = study.aggregate(records)
         wall = time.perf_counter() - t_start
-        manifest = _manifest(study, plan, identity, manifests, records, started, wall)
+        manifest = _manifest(study, plan, identity, manifests, records, started, wall, environment)
         result = StudyResult(study, config, records, tables, manifest, directory.path if directory else None)
         if directory is not None:
             result.write(directory.path)

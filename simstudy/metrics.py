@@ -4,13 +4,13 @@ One small function per metric; each returns a dataclass so that callers name wha
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from simstudy.inference.proportions import wilson_bounds
 
 __all__ = ["MeanSummary", "RateSummary", "RatioSummary", "mean_summary", "rejection_rate",
-           "between_block_correlation"]
+           "between_block_correlation", "variance_ratio"]
 
 
 @dataclass(frozen=True)
@@ -36,10 +36,16 @@ class RateSummary:
 
 @dataclass(frozen=True)
 class RatioSummary:
-    """A ratio-type estimate with its delta-method standard error."""
+    """A ratio-type estimate with its delta-method standard error.
+
+    ``influence``: the per-replicate influence of the estimate (over the finite replicates), so
+    that se = sd(influence) / sqrt(R); two estimates on the same replicates have a paired SE
+    sd(influence_b - influence_a) / sqrt(R).
+    """
 
     value: float
     se: float
+    influence: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 def mean_summary(values) -> MeanSummary:
@@ -71,13 +77,10 @@ def between_block_correlation(mu_hat, theta3) -> RatioSummary:
     theta is estimated by the sample variance of mu_hat (ddof = 1), E[theta3] by the mean.
 
     The standard error linearises the ratio A / B (A = mean theta3, B = sample variance):
-    the influence of replicate r is (theta3_r - A) / B - A / B^2 ((mu_r - mu_bar)^2 - B),
+    the influence of replicate r on rho is -((theta3_r - A) / B - A / B^2 ((mu_r - mu_bar)^2 - B)),
     and se = sd(influence) / sqrt(R).
     """
-    mu = np.asarray(mu_hat, dtype=float)
-    t3 = np.asarray(theta3, dtype=float)
-    ok = np.isfinite(mu) & np.isfinite(t3)
-    mu, t3 = mu[ok], t3[ok]
+    mu, t3 = _finite_pairs(mu_hat, theta3)
     R = mu.size
     if R < 3:
         return RatioSummary(np.nan, np.nan)
@@ -85,5 +88,36 @@ def between_block_correlation(mu_hat, theta3) -> RatioSummary:
     B = mu.var(ddof=1)
     if B == 0:
         return RatioSummary(np.nan, np.nan)
-    influence = (t3 - A) / B - A / B**2 * ((mu - mu.mean()) ** 2 - B)
-    return RatioSummary(float(1 - A / B), float(influence.std(ddof=1) / np.sqrt(R)))
+    influence = -((t3 - A) / B - A / B**2 * ((mu - mu.mean()) ** 2 - B))
+    return RatioSummary(float(1 - A / B), float(influence.std(ddof=1) / np.sqrt(R)), influence)
+
+
+def _finite_pairs(a, b) -> tuple[np.ndarray, np.ndarray]:
+    """Two per-replicate arrays as floats, restricted to the replicates where both are finite."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    ok = np.isfinite(a) & np.isfinite(b)
+    return a[ok], b[ok]
+
+
+def variance_ratio(differences, variance_estimates, scale: float = 1.0) -> RatioSummary:
+    """scale Var(d) / E[v] over replicates, with a delta-method standard error.
+
+    The cv_clt study uses it with d = R_hat - R_n, v = sigma_hat^2 and scale = n: the ratio of
+    the true variance of sqrt(n)(R_hat - R_n) to the mean of its estimate, which is 1 when the
+    CV CLT's variance is consistent (Bayle et al. 2020) and exceeds 1 when the CV estimate
+    fluctuates more than sigma_hat^2 / n says (a loss that is not stable enough).
+
+    Var(d) is the sample variance B (ddof = 1) and E[v] the mean A of the finite pairs; the
+    influence of replicate r on log(B / A) is ((d_r - d_bar)^2 - B) / B - (v_r - A) / A, so
+    se = ratio sd(influence) / sqrt(R). At least 3 replicates and A > 0 are needed (else NaN).
+    """
+    d, v = _finite_pairs(differences, variance_estimates)
+    R = d.size
+    if R < 3:
+        return RatioSummary(np.nan, np.nan)
+    A, B = v.mean(), d.var(ddof=1)
+    if A <= 0:
+        return RatioSummary(np.nan, np.nan)
+    ratio = scale * B / A
+    influence = ratio * (((d - d.mean()) ** 2 - B) / B - (v - A) / A if B > 0 else -(v - A) / A)
+    return RatioSummary(float(ratio), float(influence.std(ddof=1) / np.sqrt(R)), influence)

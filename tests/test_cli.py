@@ -3,9 +3,12 @@ import json
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
+import simstudy
 from conftest import ROOT
 
 
@@ -33,6 +36,10 @@ def test_small_run_writes_the_contract(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["replicates_total"] == 80 and manifest["replicates_failed"] == 0
     assert manifest["environment"]["packages"]["scikit-learn"]
+    env = manifest["environment"]                     # the checkout's commit and whether its code was modified
+    assert env["git_commit"] is None or env["git_commit"].startswith(subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=Path(simstudy.__file__).parent).stdout.strip())
+    assert env["git_dirty"] in (True, False, None) and isinstance(env["git_modified"], list)
 
     # same config and seed, other n_jobs and chunking: identical numbers
     out2 = tmp_path / "run2"

@@ -12,9 +12,10 @@ import numpy as np
 import pandas as pd
 
 from simstudy.inference import cv_t_test, five_by_two_t_test, resampled_t_test, z_test
-from simstudy.metrics import rejection_rate
+from simstudy.metrics import rejection_rate, variance_ratio
 
-__all__ = ["INTERVALS", "TESTS", "aggregate", "procedure_intervals", "procedure_pvalues", "coverage_table"]
+__all__ = ["INTERVALS", "OWN_TARGET", "TESTS", "aggregate", "procedure_intervals", "procedure_pvalues",
+           "coverage_table", "own_target_table", "loss_stability"]
 
 #: Interval procedures: name -> description (README / tables).
 INTERVALS = {
@@ -28,6 +29,11 @@ INTERVALS = {
     "nadeau_bengio": "Nadeau-Bengio corrected repeated train/validation t",
     "nested_cv": "nested CV (Bates, Hastie & Tibshirani)",
 }
+#: The error each interval is an interval for, when it is not R_n: the hold-out interval's is
+#: the exact error of the one model it tests (trained without fold 1; ``target_holdout``),
+#: nested CV's the error of the model trained on all n points (Err_XY, ``target_full``).
+OWN_TARGET = {"holdout_clt": "Err_holdout", "nested_cv": "Err_XY"}
+_COVERAGE_OF = {"R_n": "coverage", "Err_holdout": "coverage_holdout", "Err_XY": "coverage_full"}
 #: One-sided tests of "A better than B" (nested CV is an interval for one learner only).
 TESTS = [name for name in INTERVALS if name != "nested_cv"]
 
@@ -84,8 +90,12 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
     Returns
     -------
     summary : DataFrame
-        Interval rows: ``coverage`` of R_n (Wilson ``coverage_low``/``coverage_high``),
-        ``coverage_full`` of Err_XY, ``mean_width``, ``median_width``, ``replicates``.
+        Interval rows: ``coverage`` of R_n (Wilson ``coverage_low``/``coverage_high``) for every
+        procedure, ``coverage_full`` of Err_XY, ``coverage_holdout`` of Err_holdout (the exact
+        error of the model trained without fold 1; NaN for records made before it was stored),
+        ``own_target`` (the error the procedure is an interval for: ``R_n``, ``Err_holdout``
+        for ``holdout_clt``, ``Err_XY`` for ``nested_cv``), ``mean_width``, ``median_width``,
+        ``replicates``.
     tests : DataFrame
         Test rows: ``rejection_rate`` overall, ``size`` among replicates with R_n >= 0 and
         ``power`` among replicates with R_n < 0, with Wilson intervals and counts.
@@ -99,16 +109,19 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
     for (n, subject), group in ok.groupby(["n", "subject"], sort=True):
         kind = group["kind"].iloc[0]
         target, full = group["target"].to_numpy(), group["target_full"].to_numpy()
+        held = group["target_holdout"].to_numpy() if "target_holdout" in group else np.full(len(group), np.nan)
         for proc, ci in procedure_intervals(group, alpha).items():
             mask = np.ones(len(group), bool)
             if isinstance(ci, tuple):
                 mask, ci = ci
             low, high = np.asarray(ci.low), np.asarray(ci.high)
-            t, tf = target[mask], full[mask]
+            t, tf, th = target[mask], full[mask], held[mask]
+            known = np.isfinite(th)
             summary.append({"n": int(n), "subject": subject, "kind": kind, "procedure": proc, "alpha": alpha,
-                            "replicates": int(mask.sum()),
+                            "replicates": int(mask.sum()), "own_target": OWN_TARGET.get(proc, "R_n"),
                             **_rate_columns("coverage", (low <= t) & (t <= high)),
                             **_rate_columns("coverage_full", (low <= tf) & (tf <= high)),
+                            **_rate_columns("coverage_holdout", ((low <= th) & (th <= high))[known]),
                             "mean_width": float(np.mean(high - low)), "median_width": float(np.median(high - low)),
                             "mean_target": float(t.mean()), "sd_target": float(t.std(ddof=1)) if t.size > 1 else np.nan})
         if kind != "comparison":
@@ -130,3 +143,46 @@ def coverage_table(summary: pd.DataFrame, column: str) -> pd.DataFrame:
     table = (100 * table).round(1)
     table.columns = [f"n={c}" for c in table.columns]
     return table.reset_index()
+
+
+def own_target_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Coverage (%) of each procedure's own target (``own_target``): one row per (subject,
+    procedure), one column per n; the target is named in the ``target`` column."""
+    frame = summary.copy()
+    frame["coverage_own"] = [row[_COVERAGE_OF[row["own_target"]]] for _, row in frame.iterrows()]
+    frame = frame.rename(columns={"own_target": "target"})
+    table = frame.pivot_table(index=["subject", "procedure", "target"], columns="n", values="coverage_own",
+                              sort=False)
+    table = (100 * table).round(1)
+    table.columns = [f"n={c}" for c in table.columns]
+    return table.reset_index()
+
+
+def loss_stability(records: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """n Var(R_hat - R_n) / E[sigma_hat^2] per (n, subject), for both CV CLT variance estimates.
+
+    Bayle et al.'s CV CLT holds when the loss is stable enough; then sqrt(n)(R_hat - R_n) has
+    variance sigma_n^2 and sigma_hat^2 / sigma_n^2 -> 1, so the ratio is 1. A ratio r > 1 means
+    the interval R_hat +- z sigma_hat / sqrt(n) is too narrow by a factor sqrt(r): under a
+    normal R_hat - R_n its coverage is about 2 Phi(z / sqrt(r)) - 1 (``normal_coverage``, which
+    ignores the variability of sigma_hat). Monte Carlo standard errors by the delta method
+    (:func:`simstudy.metrics.variance_ratio`); the rows also give the mean of R_hat - R_n (0 in
+    expectation: each fold's held-out losses are unbiased for its model's error).
+    """
+    from scipy import stats
+
+    ok = records[records["error"].fillna("") == ""]
+    z = float(stats.norm.ppf(1 - alpha / 2))
+    rows = []
+    for (n, subject), group in ok.groupby(["n", "subject"], sort=True):
+        diff = (group["estimate"] - group["target"]).to_numpy()
+        row = {"n": int(n), "subject": subject, "kind": group["kind"].iloc[0], "replicates": len(group),
+               "mean_diff": float(diff.mean()), "var_diff": float(diff.var(ddof=1))}
+        for name, column in (("out", "sigma_out"), ("in", "sigma_in")):
+            sigma2 = group[column].to_numpy() ** 2
+            ratio = variance_ratio(diff, sigma2, scale=float(n))
+            row.update({f"mean_sigma2_{name}": float(sigma2.mean()), f"ratio_{name}": ratio.value,
+                        f"ratio_{name}_se": ratio.se,
+                        f"normal_coverage_{name}": float(2 * stats.norm.cdf(z / np.sqrt(ratio.value)) - 1)})
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -37,8 +37,15 @@ class CVCLTConfig(StudyConfig):
     repeated_splits: int = 15
     #: Nested CV runs on the first this-many replicates of each size (0: no nested CV).
     nested_cv_replicates: int = 50
-    #: Repetitions R of nested CV (each costs K(K-1)/2 + K fits).
+    #: Repetitions R of nested CV (each costs K(K-1)/2 + K fits; the authors' package
+    #: defaults to 50; coverage against R is measured in results/nested_cv_coverage).
     nested_cv_repetitions: int = 3
+    #: Nested CV variant (:func:`simstudy.inference.nested_cv_interval`): ``paper``, Bates,
+    #: Hastie & Tibshirani (2023) Algorithm 1 with the bias correction of their Section 4
+    #: (factor 1 + (K-2)/K, SE floor from the outer losses), or ``package``, their R package's
+    #: ``nested_cv`` (factor 1 + ((K-2)/K)^1.5, SE floor from the inner losses, Err_CV from the
+    #: first ceil(R/5) repetitions).
+    nested_cv_method: str = "paper"
     #: Loss: zero_one (the paper's), log_loss, or the import path of a function (y, y_hat).
     loss: Any = "zero_one"
 
@@ -61,6 +68,12 @@ class CVCLTConfig(StudyConfig):
             fail("study.nested_cv_replicates", self.nested_cv_replicates, "use 0 (no nested CV) or more replicates.")
         if not isinstance(self.nested_cv_repetitions, int) or self.nested_cv_repetitions < 1:
             fail("study.nested_cv_repetitions", self.nested_cv_repetitions, "use at least 1 repetition.")
+        from simstudy.inference.nested import NESTED_CV_METHODS
+
+        if self.nested_cv_method not in NESTED_CV_METHODS:
+            fail("study.nested_cv_method", self.nested_cv_method,
+                 f"use one of {list(NESTED_CV_METHODS)} (paper: Bates, Hastie & Tibshirani's Algorithm 1 and "
+                 "Section 4; package: their R package's nested_cv).")
         if not self.learners:
             fail("study.learners", {}, "name at least one learner, e.g. study.learners={tree: {_target_: ...}}.")
         from simstudy.learners import estimator_from_spec

@@ -32,9 +32,13 @@ def _line(ax, frame: pd.DataFrame, x: str, y: str, proc: str, low: str | None = 
                 capsize=2, label=proc)
 
 
-def cv_clt_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float) -> dict:
-    """coverage_vs_n, coverage_full_vs_n, width_vs_n and (with comparisons) size_power_vs_n."""
+def cv_clt_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float,
+                   stability: pd.DataFrame | None = None) -> dict:
+    """coverage_vs_n, coverage_full_vs_n, width_vs_n, (with comparisons) size_power_vs_n and
+    (given the loss-stability table) loss_stability_vs_n."""
     out = {}
+    if stability is not None and len(stability) and (stability["kind"] == "learner").any():
+        out["loss_stability_vs_n"] = _stability_figure(summary, stability, alpha)
     learners = summary[summary["kind"] == "learner"]
     names = list(dict.fromkeys(learners["subject"]))
     if names:
@@ -79,3 +83,40 @@ def cv_clt_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float) -> 
                 titles.append(comp)
         out["size_power_vs_n"] = style_axes(fig, axes, titles, legend_size=6)
     return out
+
+
+def _stability_figure(summary: pd.DataFrame, stability: pd.DataFrame, alpha: float):
+    """Left: n Var(R_hat - R_n) / E[sigma_hat^2] against n per learner (bands: +-1.96 delta-method
+    SE). Right: the CV CLT (all-pairs) coverage of R_n with its Wilson interval against the
+    coverage 2 Phi(z / sqrt(ratio)) - 1 that the ratio alone predicts."""
+    fig, axes = _panels(2, width=5.6)
+    learners = stability[stability["kind"] == "learner"]
+    colors = dict(zip(dict.fromkeys(learners["subject"]), plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    for name, frame in learners.groupby("subject", sort=False):
+        frame = frame.sort_values("n")
+        color = colors[name]
+        for column, style in (("ratio_out", "-"), ("ratio_in", ":")):
+            label = f"{name}: all-pairs sigma_hat" if column == "ratio_out" else f"{name}: within-fold sigma_hat"
+            axes[0].plot(frame["n"], frame[column], color=color, linestyle=style, marker="o", markersize=3,
+                         label=label)
+            half = 1.96 * frame[f"{column}_se"]
+            axes[0].fill_between(frame["n"], frame[column] - half, frame[column] + half, color=color, alpha=0.15,
+                                 linewidth=0)
+        cov = summary[(summary["subject"] == name) & (summary["procedure"] == "cv_clt_all_pairs")].sort_values("n")
+        err = np.clip(np.vstack([cov["coverage"] - cov["coverage_low"], cov["coverage_high"] - cov["coverage"]]),
+                      0, None) * 100
+        axes[1].errorbar(cov["n"], cov["coverage"] * 100, yerr=err, color=color, marker="o", markersize=3,
+                         capsize=2, linestyle="-", label=f"{name}: observed")
+        axes[1].plot(frame["n"], frame["normal_coverage_out"] * 100, color=color, linestyle="--",
+                     label=f"{name}: 2 Phi(z / sqrt(ratio)) - 1")
+    axes[0].axhline(1, color="k", linewidth=1, label="stable loss (ratio 1)")
+    axes[0].set_ylabel("n Var(R_hat - R_n) / E[sigma_hat^2]")
+    axes[1].axhline(100 * (1 - alpha), color="k", linewidth=1, label="nominal")
+    axes[1].set_ylabel("CV CLT (all-pairs) coverage of R_n (%)")
+    sizes = sorted(learners["n"].unique())
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes, [str(n) for n in sizes])
+        ax.set_xlabel("n")
+    return style_axes(fig, axes, ["loss stability (bands: 95% Monte Carlo)", "coverage explained by the ratio"],
+                      legend_size=6)

@@ -16,7 +16,7 @@ from simstudy.losses import check_loss, resolve_loss
 from simstudy.report import frame_to_markdown
 from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
                                    with_labels)
-from simstudy.studies.cv_clt.aggregate import aggregate, coverage_table
+from simstudy.studies.cv_clt.aggregate import aggregate, coverage_table, loss_stability, own_target_table
 from simstudy.studies.cv_clt.config import CVCLTConfig
 from simstudy.studies.cv_clt.worker import CVCLTWorker, comparison_label
 
@@ -78,7 +78,7 @@ class CVCLTStudy(Study):
         conditions = make_conditions(c.sizes, c.K, self.population)
         worker = CVCLTWorker(self.population, self.learners, self.loss, conditions, self.comparisons(), int(c.seed),
                              int(c.repeated_splits), int(c.nested_cv_replicates), int(c.nested_cv_repetitions),
-                             on_error)
+                             on_error, str(c.nested_cv_method))
         return [Phase("replicates", conditions, [int(c.replicates)] * len(conditions), worker, worker.subjects,
                       description=f"cv_clt {self.population.name}")]
 
@@ -89,12 +89,15 @@ class CVCLTStudy(Study):
         rec = records[self.main_phase]
         labels = record_labels(rec, ("population",))
         summary, tests = aggregate(rec, float(self.config.alpha))
-        return StudyTables(with_labels(summary, labels), with_labels(tests, labels), labels=labels)
+        stability = with_labels(loss_stability(rec, float(self.config.alpha)), labels)
+        return StudyTables(with_labels(summary, labels), with_labels(tests, labels), {"loss_stability": stability},
+                           labels=labels)
 
     def figures(self, tables: StudyTables) -> dict[str, Any]:
         from simstudy.studies.cv_clt.figures import cv_clt_figures
 
-        return cv_clt_figures(tables.summary, tables.tests, float(self.config.alpha))
+        return cv_clt_figures(tables.summary, tables.tests, float(self.config.alpha),
+                              tables.extra.get("loss_stability"))
 
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
         alpha, summary, tests = float(self.config.alpha), tables.summary, tables.tests
@@ -106,6 +109,11 @@ class CVCLTStudy(Study):
                  frame_to_markdown(coverage_table(learners, "coverage")), "",
                  "Coverage (%) of Err_XY, the error of the model trained on all n points (nested CV's target):", "",
                  frame_to_markdown(coverage_table(learners, "coverage_full")), "",
+                 "Coverage (%) of each interval's own target: the hold-out interval (`holdout_clt`) is an "
+                 "interval for Err_holdout, the exact error of the one model it tests (trained without fold 1), "
+                 "nested CV for Err_XY, every other procedure for R_n:", "",
+                 frame_to_markdown(own_target_table(learners)), "",
+                 *_stability_lines(tables.extra.get("loss_stability"), alpha),
                  "Mean width (percentage points):", "",
                  frame_to_markdown(coverage_table(learners, "mean_width")), ""]
         if tests is not None and len(tests):
@@ -140,3 +148,17 @@ class CVCLTStudy(Study):
         from simstudy.learners.cart import warm_up
 
         warm_up()
+
+
+def _stability_lines(stability: pd.DataFrame | None, alpha: float) -> list[str]:
+    """The loss-stability table of summary.md (learners only)."""
+    if stability is None or not len(stability):
+        return []
+    frame = stability[stability["kind"] == "learner"]
+    cells = frame.assign(ratio=[f"{r:.2f} ({se:.2f})" for r, se in zip(frame["ratio_out"], frame["ratio_out_se"])])
+    table = cells.pivot(index="subject", columns="n", values="ratio")
+    table.columns = [f"n={c}" for c in table.columns]
+    return ["Loss stability: n Var(R_hat - R_n) / E[sigma_hat_out^2] (Monte Carlo SE), 1 when the CV CLT's "
+            "variance is right; a ratio r makes the CV CLT interval too narrow by sqrt(r), coverage about "
+            f"2 Phi(z / sqrt(r)) - 1 at nominal {100 * (1 - alpha):g}% (`loss_stability.csv`, "
+            "`figures/loss_stability_vs_n.png`):", "", frame_to_markdown(table.reset_index()), ""]

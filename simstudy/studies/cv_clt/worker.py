@@ -4,8 +4,9 @@ Per replicate (a training set of size n drawn from a finite population) and per 
 
 - K-fold CV: per-point losses e_i, the CV estimate R_hat, the all-pairs and within-fold
   standard deviations, the K fold means, the hold-out statistics of fold 1 (the model trained on
-  the other K-1 folds, tested on fold 1), and the true risk of each fold model: the target
-  R_n = (1/K) sum_k Err(f_{-k}) (Bayle et al.'s k-fold test error);
+  the other K-1 folds, tested on fold 1) with that model's true risk Err(f_{-1})
+  (``target_holdout``: the hold-out interval's own target), and the true risk of each fold
+  model: the target R_n = (1/K) sum_k Err(f_{-k}) (Bayle et al.'s k-fold test error);
 - the true risk of the model trained on all n points, Err_XY (the target of nested CV);
 - Dietterich's 5x2 design (5 random halvings, 10 fits), J repeated train/validation splits
   with n_test = n/K (the design of the repeated and Nadeau-Bengio corrected t);
@@ -76,6 +77,7 @@ class CVCLTWorker:
     nested_cv_replicates: int
     nested_cv_repetitions: int
     on_error: str = "record"
+    nested_cv_method: str = "paper"
 
     @property
     def subjects(self) -> tuple[str, ...]:
@@ -102,7 +104,7 @@ class CVCLTWorker:
         nested_rng = replicate_rng(self.seed, condition_key({"condition": cond.key, "nested_cv": True}), r)
         res = nested_cv_losses(loss_fn, n, K, self.nested_cv_repetitions, nested_rng, first_labels=labels,
                                first_outer_losses=losses)
-        out = nested_cv_interval(res.pair_losses, res.outer_losses)
+        out = nested_cv_interval(res.pair_losses, res.outer_losses, method=self.nested_cv_method)
         return out.estimate, out.se
 
     def _fit_all(self, learner, sample, labels, halves, tv_test, cond: SizeCondition, r: int, fit_rng,
@@ -143,14 +145,15 @@ class CVCLTWorker:
             if name in subjects:
                 f = fits[name, 0]
                 rows.append(_row(name, "learner", f.cv_losses, labels, K, f.fold_truth.mean(), f.full_truth,
-                                 f.five_by_two, f.tv_rates, f.nested))
+                                 f.five_by_two, f.tv_rates, f.nested, f.fold_truth[0]))
         for a, b in self.comparisons:
             label = comparison_label(a, b)
             if label in subjects:
                 fa, fb = fits[a, 0], fits[b, 1 if self_pair(a, b) else 0]
                 rows.append(_row(label, "comparison", fa.cv_losses - fb.cv_losses, labels, K,
                                  fa.fold_truth.mean() - fb.fold_truth.mean(), fa.full_truth - fb.full_truth,
-                                 fa.five_by_two - fb.five_by_two, fa.tv_rates - fb.tv_rates, (np.nan, np.nan)))
+                                 fa.five_by_two - fb.five_by_two, fa.tv_rates - fb.tv_rates, (np.nan, np.nan),
+                                 fa.fold_truth[0] - fb.fold_truth[0]))
         return rows
 
     def __call__(self, chunk: Chunk) -> pd.DataFrame:
@@ -176,8 +179,12 @@ class CVCLTWorker:
         return frame[front + [c for c in frame.columns if c not in front]]
 
 
-def _row(subject, kind, e, labels, K, target, target_full, fbt, tv, nested) -> dict[str, Any]:
-    """Per-replicate statistics from which every interval and test is rebuilt."""
+def _row(subject, kind, e, labels, K, target, target_full, fbt, tv, nested, target_holdout) -> dict[str, Any]:
+    """Per-replicate statistics from which every interval and test is rebuilt.
+
+    ``target_holdout`` is the exact error of the hold-out model (trained without fold 1, the
+    model the hold-out interval is an interval for); ``target`` is R_n, ``target_full`` Err_XY.
+    """
     estimate, sigma_out = cv_clt_sigma(e, labels, "all-pairs")
     _, sigma_in = cv_clt_sigma(e, labels, "within-fold")
     fold_means = np.array([e[labels == k].mean() for k in range(K)])
@@ -186,4 +193,5 @@ def _row(subject, kind, e, labels, K, target, target_full, fbt, tv, nested) -> d
             "sigma_in": float(sigma_in), "fold_means": fold_means, "holdout_mean": float(hold.mean()),
             "holdout_se": float(hold.std(ddof=1) / np.sqrt(hold.size)), "five_by_two": fbt.ravel(),
             "tv_estimates": np.asarray(tv, dtype=float), "target": float(target), "target_full": float(target_full),
+            "target_holdout": float(target_holdout),
             "nested_estimate": float(nested[0]), "nested_se": float(nested[1])}
