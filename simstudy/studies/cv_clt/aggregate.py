@@ -78,6 +78,11 @@ def _rate_columns(prefix: str, flags) -> dict[str, Any]:
             f"{prefix}_count": rate.successes}
 
 
+def _se(values: np.ndarray) -> float:
+    """Monte Carlo standard error of a mean, sd / sqrt(R)."""
+    return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
+
+
 def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Coverage/width per (n, subject, procedure) and size/power per (n, comparison, test).
 
@@ -85,7 +90,8 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
     -------
     summary : DataFrame
         Interval rows: ``coverage`` of R_n (Wilson ``coverage_low``/``coverage_high``),
-        ``coverage_full`` of Err_XY, ``mean_width``, ``median_width``, ``replicates``.
+        ``coverage_full`` of Err_XY, ``mean_width`` (and its Monte Carlo SE ``width_se``),
+        ``median_width``, ``replicates``.
     tests : DataFrame
         Test rows: ``rejection_rate`` overall, ``size`` among replicates with R_n >= 0 and
         ``power`` among replicates with R_n < 0, with Wilson intervals and counts.
@@ -109,7 +115,8 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
                             "replicates": int(mask.sum()),
                             **_rate_columns("coverage", (low <= t) & (t <= high)),
                             **_rate_columns("coverage_full", (low <= tf) & (tf <= high)),
-                            "mean_width": float(np.mean(high - low)), "median_width": float(np.median(high - low)),
+                            "mean_width": float(np.mean(high - low)), "width_se": _se(high - low),
+                            "median_width": float(np.median(high - low)),
                             "mean_target": float(t.mean()), "sd_target": float(t.std(ddof=1)) if t.size > 1 else np.nan})
         if kind != "comparison":
             continue
