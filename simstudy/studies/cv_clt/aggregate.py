@@ -14,7 +14,8 @@ import pandas as pd
 from simstudy.inference import cv_t_test, five_by_two_t_test, resampled_t_test, z_test
 from simstudy.metrics import rejection_rate
 
-__all__ = ["INTERVALS", "TESTS", "aggregate", "procedure_intervals", "procedure_pvalues", "coverage_table"]
+__all__ = ["INTERVALS", "TESTS", "aggregate", "procedure_intervals", "procedure_pvalues", "coverage_table", "rate_table",
+           "width_table"]
 
 #: Interval procedures: name -> description (README / tables).
 INTERVALS = {
@@ -135,5 +136,33 @@ def coverage_table(summary: pd.DataFrame, column: str) -> pd.DataFrame:
     """A column of the summary as a table: one row per (subject, procedure), one column per n (in %)."""
     table = summary.pivot_table(index=["subject", "procedure"], columns="n", values=column, sort=False)
     table = (100 * table).round(1)
+    table.columns = [f"n={c}" for c in table.columns]
+    return table.reset_index()
+
+
+def rate_table(frame: pd.DataFrame, column: str, procedure: str = "procedure") -> pd.DataFrame:
+    """A rate column as a table of strings ``"rate [low, high] (count/trials)"`` (percent, 95% Wilson):
+    one row per (subject, procedure), one column per n. Trials: ``replicates`` for coverage,
+    ``h0_replicates`` / ``h1_replicates`` for size / power."""
+    from simstudy.report.tables import rate_with_interval
+
+    trials = {"size": "h0_replicates", "power": "h1_replicates"}.get(column, "replicates")
+    subject = "comparison" if "comparison" in frame else "subject"
+    cells = frame.assign(cell=[rate_with_interval(k, r, lo, hi) for k, r, lo, hi in
+                               zip(frame[f"{column}_count"], frame[trials], frame[f"{column}_low"],
+                                   frame[f"{column}_high"])])
+    table = cells.pivot(index=[subject, procedure], columns="n", values="cell")
+    table = table.reindex(list(dict.fromkeys(zip(frame[subject], frame[procedure]))))
+    table.columns = [f"n={c}" for c in table.columns]
+    return table.reset_index()
+
+
+def width_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Mean interval widths in percentage points ± 1.96 Monte Carlo SE, one column per n."""
+    from simstudy.report.tables import with_error
+
+    cells = summary.assign(cell=[with_error(w, s, 100, 2) for w, s in zip(summary["mean_width"], summary["width_se"])])
+    table = cells.pivot(index=["subject", "procedure"], columns="n", values="cell")
+    table = table.reindex(list(dict.fromkeys(zip(summary["subject"], summary["procedure"]))))
     table.columns = [f"n={c}" for c in table.columns]
     return table.reset_index()
