@@ -8,7 +8,7 @@ import pandas as pd
 
 from simstudy.report.tables import markdown_table, rate_with_interval, with_error
 
-__all__ = ["grandvalet_bengio_table2", "table2_markdown", "table2_comparison", "PAPER_REPLICATES"]
+__all__ = ["grandvalet_bengio_table2", "table2_markdown", "table2_comparison", "table2_frame", "PAPER_REPLICATES"]
 
 
 def grandvalet_bengio_table2(dataset: str | None = None) -> pd.DataFrame:
@@ -79,8 +79,8 @@ def table2_comparison(summary: pd.DataFrame, tests: pd.DataFrame, dataset: str |
     return pd.DataFrame(rows)
 
 
-def table2_markdown(summary: pd.DataFrame, tests: pd.DataFrame, dataset: str | None) -> str:
-    """Table 2 in the paper's layout (one column per n), ours beside the paper's values.
+def table2_frame(summary: pd.DataFrame, tests: pd.DataFrame, dataset: str | None) -> pd.DataFrame:
+    """Table 2 in the paper's layout (one column per n, cells as text), ours beside the paper's.
 
     Rows: rho (%) ours +- 1.96 standard errors, paper, difference with its z (see
     :func:`table2_comparison`); the same for the type-I errors (%) with rho_hat = 0 and 0.7
@@ -111,7 +111,15 @@ def table2_markdown(summary: pd.DataFrame, tests: pd.DataFrame, dataset: str | N
             rows.append([f"{label} ours - paper (z)"] + [
                 f"{c.loc[n, 'difference']:+.{digits}f} ({c.loc[n, 'z']:+.1f})" if np.isfinite(c.loc[n, "paper"]) else ""
                 for n in ns])
-    header = ["n"] + [str(n) for n in ns]
+    return pd.DataFrame(rows, columns=["n"] + [str(n) for n in ns]).fillna("")
+
+
+def table2_markdown(summary: pd.DataFrame, tests: pd.DataFrame, dataset: str | None) -> str:
+    """:func:`table2_frame` as Markdown, with a title and a note on the errors."""
+    frame = table2_frame(summary, tests, dataset)
+    has_paper = dataset is not None and table2_comparison(summary, tests, dataset)["paper"].notna().any()
+    header = list(frame.columns)
+    rows = frame.values.tolist()
     title = f"Table 2 of Grandvalet & Bengio (2006), {dataset or 'this population'}: ours beside the paper's\n\n"
     note = ("\n± is 1.96 Monte Carlo standard errors (a 95% interval), as in the figures; z = (ours - paper) / "
             "sqrt(SE_ours^2 + SE_paper^2), the paper's SE taken from its 10,000 replicates (see table2_comparison.csv "

@@ -16,8 +16,8 @@ import pandas as pd
 from simstudy.errors import ConfigError
 from simstudy.losses import check_loss, resolve_loss
 from simstudy.populations.base import ResidualPopulation
-from simstudy.report import frame_to_markdown, table2_comparison, table2_markdown
-from simstudy.report.tables import rate_with_interval, with_error
+from simstudy.report.paper import table2_comparison, table2_frame, table2_markdown
+from simstudy.report.tables import frame_to_markdown, rate_with_interval, with_error
 from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
                                    with_labels)
 from simstudy.studies.cv_variance.aggregate import aggregate
@@ -111,6 +111,8 @@ class CVVarianceStudy(Study):
                f"Type-I error (%) of the two-sided CV t-test at alpha = {self.config.alpha:g}, by rho_hat and n "
                "[95% Wilson interval] (rejections/replicates)": tests}
         if self.config.paper:
+            out = {f"Table 2 of Grandvalet & Bengio (2006), {self.config.paper}: ours beside the paper's "
+                   "(± 1.96 SE; z of ours - paper)": table2_frame(s, t, self.config.paper), **out}
             c = table2_comparison(s, t, self.config.paper)
             out[f"Table 2 of Grandvalet & Bengio (2006), {self.config.paper}: ours - paper (%), combined SE and z"] = (
                 c.assign(**{col: c[col].round(2) for col in ("ours", "ours_se", "paper_se", "difference",
@@ -130,7 +132,7 @@ class CVVarianceStudy(Study):
         text = [f"# {self.name}: {self._label(tables)}\n",
                 "± is 1.96 Monte Carlo standard errors (95%), rates show [95% Wilson interval] (count/replicates), "
                 "as in the figures; every column and its SE is in summary.csv and tests.csv.\n"]
-        for title, frame in list(shown.items())[:2]:
+        for title, frame in [(k, v) for k, v in shown.items() if not k.startswith("Table 2")]:
             text += [f"## {title}\n", frame_to_markdown(frame)]
         summary = directory / "summary.md"
         summary.write_text("\n".join(text))
