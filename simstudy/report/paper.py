@@ -43,7 +43,7 @@ def table2_comparison(summary: pd.DataFrame, tests: pd.DataFrame, dataset: str |
     independent training sets of the same design as ours, so its Monte Carlo standard error is
     taken as ours scaled by sqrt(R_ours / R_paper) for rho (the same per-replicate spread), and as
     the binomial sqrt(p (1 - p) / R_paper) at the paper's rate p for the type-I errors. The
-    combined SE is sqrt(SE_ours^2 + SE_paper^2) and z = (ours - paper) / combined SE; |z| > 2 is
+    combined SE is sqrt(SE_ours^2 + SE_paper^2) and z = (ours - paper) / combined SE; abs(z) > 2 is
     a difference the Monte Carlo error alone hardly explains.
 
     Returns
