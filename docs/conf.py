@@ -36,7 +36,7 @@ def readme_examples(readme: Path) -> str:
     heading, out = "", ["Examples from the README", "========================", "",
                         "Every Python example of README.md, under the README section it comes from.", ""]
     seen: set[str] = set()
-    for match in re.finditer(r"^(#{2,4}) (.+)$|^```python\n(.*?)^```", text, re.M | re.S):
+    for match in re.finditer(r"^(#{2,4}) ([^\n]+)$|^```python\n(.*?)^```", text, re.M | re.S):
         if match.group(1):
             heading = match.group(2).strip().replace("`", "")
             continue
