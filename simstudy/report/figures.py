@@ -49,8 +49,9 @@ def plain_number(value: float, _pos=None) -> str:
 
 
 def plain_log_axis(ax, axis: str = "y") -> None:
-    """Plain decimal labels on a log axis (major and minor ticks: 20, 50, 100, not 2x10^1)."""
+    """Plain decimal labels on a log axis, ticked at 1, 2, 5 x powers of ten (20, 50, 100, not 2x10^1)."""
     target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     target.set_major_formatter(FuncFormatter(plain_number))
     target.set_minor_formatter(NullFormatter())
 
