@@ -76,6 +76,23 @@ class StudyResult:
         """The key result in a few lines (what the terminal shows at the end of a run)."""
         return self.study.headline(self.tables)
 
+    def report_tables(self) -> dict[str, pd.DataFrame]:
+        """The tables a reader sees, title -> frame, every number with its Monte Carlo error."""
+        return self.study.report_tables(self.tables)
+
+    def html(self) -> str:
+        """The self-contained HTML report (what ``report.html`` holds), figures drawn anew."""
+        from simstudy.report.html import run_report_html
+
+        return run_report_html(self)
+
+    def latex(self) -> str:
+        """:meth:`report_tables` as LaTeX booktabs tables (what ``tables.tex`` holds)."""
+        from simstudy.report.latex import frame_to_latex
+
+        return "\n".join(frame_to_latex(frame, title, f"{self.study.name}:{i}")
+                          for i, (title, frame) in enumerate(self.report_tables().items(), 1))
+
     def write(self, directory: str | Path, records: bool = True) -> list[Path]:
         """Write records (``replicates.parquet`` and ``<phase>.parquet``), ``summary.csv``,
         ``tests.csv``, the study's other tables, Markdown tables, ``figures/*.png``,

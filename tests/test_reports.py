@@ -203,3 +203,10 @@ def test_report_renders_in_headless_chromium(table2_run, tmp_path):
     broken = tmp_path / "broken.html"
     broken.write_text((out / "report.html").read_text().replace("data:image/png;base64,", "data:image/png;base64,AA", 1))
     assert any("did not render" in p for p in checker.check_report(broken, browser)["problems"])
+
+
+def test_in_memory_result_gives_its_report_and_latex(table2_run):
+    result, _ = table2_run
+    page = result.html()
+    assert page.startswith("<!DOCTYPE html>") and 'id="provenance"' in page
+    assert result.latex().count(r"\toprule") == len(result.report_tables())
