@@ -163,15 +163,22 @@ def finish(fig, axes, titles=None, caption: str | None = ERROR_BARS, legend: str
     return fig
 
 
-def style_axes(fig, axes, titles=None, legend_size: int = 8, caption: str | None = ERROR_BARS):
+def style_axes(fig, axes, titles=None, legend_size: int = 8, caption: str | None = None):
     """Titles, grids and one legend outside the data (below the panels); plain labels on log axes.
 
-    The former per-axes helper, kept for studies that have not moved to :func:`finish`.
+    The former per-axes helper, kept for figures that have not moved to :func:`finish`. Without
+    a ``caption``, a figure with error bars gets :data:`ERROR_BARS` as its caption (and one
+    without error bars none).
     """
-    for ax in (list(np.ravel(axes)) if isinstance(axes, (list, tuple, np.ndarray)) else [axes]):
+    from matplotlib.container import ErrorbarContainer
+
+    flat = list(np.ravel(axes)) if isinstance(axes, (list, tuple, np.ndarray)) else [axes]
+    for ax in flat:
         for axis in ("x", "y"):
             if (ax.get_xscale() if axis == "x" else ax.get_yscale()) == "log":
                 plain_log_axis(ax, axis)
+    if caption is None and any(isinstance(c, ErrorbarContainer) for ax in flat for c in ax.containers):
+        caption = ERROR_BARS
     return finish(fig, axes, titles, caption=caption, legend_size=legend_size)
 
 
