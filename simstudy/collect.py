@@ -16,9 +16,11 @@ import pandas as pd
 import yaml
 
 from simstudy.errors import UserError
+from simstudy.report.html import sweep_report_html
+from simstudy.report.latex import write_latex_tables
 from simstudy.report.tables import frame_to_markdown
 
-__all__ = ["CollectResult", "collect", "find_runs", "run_overrides"]
+__all__ = ["CollectResult", "collect", "find_runs", "run_overrides", "run_headline"]
 
 _NOT_PARAMETERS = ("hydra.", "runner.", "+hydra", "sweep")
 
@@ -33,6 +35,9 @@ class CollectResult:
     files: list[Path]
     studies: list[str] = field(default_factory=list)
     headlines: list[str] = field(default_factory=list)
+    #: Per study: parameters, runs (dir, overrides, headline, manifest), tables, figure files
+    #: (what the sweep's HTML report shows).
+    parts: dict = field(default_factory=dict)
 
 
 def find_runs(sweep_dir: Path) -> list[Path]:
@@ -88,6 +93,29 @@ def _merge(runs: list[Path], name: str, parameters: list[str]) -> pd.DataFrame |
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
+def run_headline(run: Path) -> str:
+    """A run's headline: its ``headline.txt``, else recomputed from its records (runs written
+    before headline.txt existed), else a line saying why there is none."""
+    path = run / "headline.txt"
+    if path.is_file():
+        return path.read_text().rstrip()
+    try:
+        from simstudy.results import load_run
+
+        return load_run(run).headline()
+    except Exception as exc:  # a run without records: the sweep is still collected
+        return f"(no headline: {type(exc).__name__}: {exc})"
+
+
+def _manifest(run: Path) -> dict:
+    import json
+
+    try:
+        return json.loads((run / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def _collect_study(sweep_dir: Path, study_name: str, runs: list[Path], prefix: str) -> CollectResult:
     from simstudy.engine import resolve_study
     from simstudy.report.figures import save_figure
@@ -107,15 +135,25 @@ def _collect_study(sweep_dir: Path, study_name: str, runs: list[Path], prefix: s
     files.append(sweep_dir / f"{prefix}collected.md")
     files[-1].write_text("\n".join(text))
     study = resolve_study(study_name)
-    for name, fig in study.collect_figures(summary, tests, parameters).items():
-        files.append(save_figure(fig, sweep_dir / f"{prefix}collected_figures" / f"{name}.png"))
-    headline = f"{study_name}: {len(runs)} runs over {', '.join(parameters) or 'no swept parameter'}"
-    return CollectResult(summary, tests, parameters, files, [study_name], [headline])
+    figures = {name: save_figure(fig, sweep_dir / f"{prefix}collected_figures" / f"{name}.png")
+               for name, fig in study.collect_figures(summary, tests, parameters).items()}
+    files += list(figures.values())
+    files.append(write_latex_tables({f"Collected summary of study {study_name} ({len(runs)} runs)": summary},
+                                    sweep_dir / f"{prefix}collected.tex", prefix=f"{study_name}-sweep"))
+    runs_info = [(run, run_overrides(run), run_headline(run), _manifest(run)) for run in runs]
+    headlines = [f"{study_name}: {len(runs)} runs over {', '.join(parameters) or 'no swept parameter'}"]
+    for run, overrides, text, _ in runs_info:
+        setting = ", ".join(f"{k}={v}" for k, v in overrides.items() if k in parameters) or str(run)
+        headlines += [f"-- {setting}", text]
+    part = {"parameters": parameters, "runs": runs_info, "summary": summary, "tests": tests, "figures": figures}
+    return CollectResult(summary, tests, parameters, files, [study_name], headlines, {study_name: part})
 
 
 def collect(sweep_dir: str | Path) -> CollectResult:
     """Merge every run under ``sweep_dir`` into ``collected_summary.csv``,
-    ``collected_tests.csv``, ``collected.md`` and ``collected_figures/`` (per study).
+    ``collected_tests.csv``, ``collected.md``, ``collected.tex`` and ``collected_figures/`` (per
+    study), and write ``collected_report.html`` (every study, every run's headline, figures
+    embedded). The headlines (every run's, with its swept settings) are in the result.
 
     Raises
     ------
@@ -136,9 +174,12 @@ def collect(sweep_dir: str | Path) -> CollectResult:
     results = [_collect_study(sweep_dir, name, group, f"{name}_" if len(by_study) > 1 else "")
                for name, group in by_study.items()]
     first = results[0]
+    parts = {name: part for r in results for name, part in r.parts.items()}
+    report = sweep_dir / "collected_report.html"
+    report.write_text(sweep_report_html(sweep_dir, parts), encoding="utf-8")
     headlines = [line for r in results for line in r.headlines]
     if len(results) > 1:
         headlines.insert(0, f"the sweep holds runs of {len(results)} studies ({', '.join(by_study)}): each has its "
                             "own files, prefixed by its name")
-    return CollectResult(first.summary, first.tests, first.parameters, [f for r in results for f in r.files],
-                         list(by_study), headlines)
+    return CollectResult(first.summary, first.tests, first.parameters,
+                         [f for r in results for f in r.files] + [report], list(by_study), headlines, parts)

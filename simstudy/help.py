@@ -25,14 +25,19 @@ README.md (every study, field and output column), and simstudy-report / simstudy
 
 
 def experiment_presets() -> list[tuple[str, str]]:
-    """(name, first comment line) of every experiment preset YAML."""
+    """(name, first sentence of the leading comment) of every experiment preset YAML."""
     folder = resources.files("simstudy.conf").joinpath("experiment")
     out = []
     for entry in sorted(folder.iterdir(), key=lambda p: p.name):
         if not entry.name.endswith(".yaml"):
             continue
         lines = [ln[1:].strip() for ln in entry.read_text().splitlines() if ln.startswith("#") and "@package" not in ln]
-        out.append((entry.name[:-5], lines[0] if lines else ""))
+        first = ""
+        for line in lines:  # the first sentence, which may run over several comment lines
+            first = f"{first} {line}".strip()
+            if not line or line.endswith("."):
+                break
+        out.append((entry.name[:-5], first))
     return out
 
 

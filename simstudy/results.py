@@ -76,12 +76,32 @@ class StudyResult:
         """The key result in a few lines (what the terminal shows at the end of a run)."""
         return self.study.headline(self.tables)
 
+    def report_tables(self) -> dict[str, pd.DataFrame]:
+        """The tables a reader sees, title -> frame, every number with its Monte Carlo error."""
+        return self.study.report_tables(self.tables)
+
+    def html(self) -> str:
+        """The self-contained HTML report (what ``report.html`` holds), figures drawn anew."""
+        from simstudy.report.html import run_report_html
+
+        return run_report_html(self)
+
+    def latex(self) -> str:
+        """:meth:`report_tables` as LaTeX booktabs tables (what ``tables.tex`` holds)."""
+        from simstudy.report.latex import frame_to_latex
+
+        return "\n".join(frame_to_latex(frame, title, f"{self.study.name}:{i}")
+                          for i, (title, frame) in enumerate(self.report_tables().items(), 1))
+
     def write(self, directory: str | Path, records: bool = True) -> list[Path]:
         """Write records (``replicates.parquet`` and ``<phase>.parquet``), ``summary.csv``,
-        ``tests.csv``, the study's other tables, Markdown tables, ``figures/*.png`` and
+        ``tests.csv``, the study's other tables, Markdown tables, ``figures/*.png``,
+        ``headline.txt``, ``tables.tex`` (booktabs), ``report.html`` (self-contained) and
         ``manifest.json`` into ``directory``; returns the files written."""
         from simstudy.manifest import write_json
         from simstudy.report.figures import save_figure
+        from simstudy.report.html import REPORT_FILE, run_report_html
+        from simstudy.report.latex import write_latex_tables
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
@@ -99,8 +119,14 @@ class StudyResult:
             files.append(directory / f"{name}.csv")
             frame.to_csv(files[-1], index=False)
         files += self.study.write_tables(self.tables, directory)
-        for name, fig in self.figures().items():
-            files.append(save_figure(fig, directory / "figures" / f"{name}.png"))
+        figures = {name: save_figure(fig, directory / "figures" / f"{name}.png") for name, fig in self.figures().items()}
+        files += list(figures.values())
+        files.append(directory / "headline.txt")
+        files[-1].write_text(self.headline() + "\n")
+        files.append(write_latex_tables(self.study.report_tables(self.tables), directory / "tables.tex",
+                                        prefix=self.study.name))
+        files.append(directory / REPORT_FILE)
+        files[-1].write_text(run_report_html(self, figures), encoding="utf-8")
         if self.manifest:
             files.append(write_json(directory / "manifest.json", self.manifest))
         return files

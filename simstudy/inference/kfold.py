@@ -42,7 +42,7 @@ def _usual_t(fm: np.ndarray, mu0) -> np.ndarray:
 
     Zero spread (all fold means equal to within rounding) with mu_hat != mu0 gives +-inf
     (the test rejects); zero spread with mu_hat == mu0 to within rounding
-    (|mu_hat - mu0| <= 64 eps |mu_hat|) gives 0 (no evidence either way).
+    (abs(mu_hat - mu0) <= 64 eps abs(mu_hat)) gives 0 (no evidence either way).
     """
     K = fm.shape[-1]
     mu_hat = fm.mean(axis=-1)
@@ -98,7 +98,7 @@ def cv_t_test(fold_means, mu0=0.0, rho=0.0, alternative: str = "two-sided", boun
     -----
     When all fold means are equal to within rounding (zero spread, :func:`zero_spread`), the
     statistic is +-inf if mu_hat != mu0 (p-value 0: H0 is rejected) and 0 if
-    |mu_hat - mu0| <= 64 eps |mu_hat| (p-value 1 two-sided); se is then 0 and the interval is
+    abs(mu_hat - mu0) <= 64 eps abs(mu_hat) (p-value 1 two-sided); se is then 0 and the interval is
     mu_hat -+ that tolerance.
 
     Unequal folds: the test treats the K fold means as K observations and estimates their
@@ -128,7 +128,7 @@ def rho_alpha(fold_means, mu0=0.0, alpha: float = 0.05, alternative: str = "two-
     sqrt(1 - rho), so with the usual (rho = 0) statistic t0 and the critical value t_crit
     of Student's t with K-1 degrees of freedom, H0 is rejected for every rho below
 
-        rho_alpha = 1 - (t_crit / |t0|)^2.
+        rho_alpha = 1 - (t_crit / abs(t0))^2.
 
     "Provided rho <= rho_alpha, the difference is significant at level alpha." The score is
     monotone in the p-value of the usual test.

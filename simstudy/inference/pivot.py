@@ -4,7 +4,7 @@ Every procedure of the form t = (estimate - mu0) / se, referred to Student's t w
 degrees of freedom (or the standard normal, ``df = inf``), builds its :class:`TestResult` here,
 so that the test and :meth:`TestResult.confidence_interval` come from one computation and
 agree by construction: the two-sided test does not reject at level alpha exactly when
-|estimate - mu0| <= q_{1 - alpha/2} se, i.e. when mu0 lies in estimate -+ q se.
+abs(estimate - mu0) <= q_{1 - alpha/2} se, i.e. when mu0 lies in estimate -+ q se.
 
 :func:`z_test` and :func:`t_test` are the building blocks for statistics stored per replicate
 (the studies keep (estimate, se) and rebuild tests and intervals at any level).

@@ -116,7 +116,7 @@ def _score_interval(k, n, confidence_level, alternative, continuity):
 def _score_statistic(k, n, mu0, continuity):
     """(k - n mu0) / sqrt(n mu0 (1 - mu0)), optionally with |k - n mu0| reduced by 1/2 (not below 0).
 
-    Computed on the count scale, so that e.g. McNemar's |b - c| <= 1 gives exactly 0.
+    Computed on the count scale, so that e.g. McNemar's abs(b - c) <= 1 gives exactly 0.
     """
     diff = k - n * mu0
     if continuity:
@@ -208,8 +208,8 @@ def mcnemar_test(b: int, c: int, exact: bool = True, mu0=0.5, alternative: str =
         True: the exact binomial test of b ~ Bin(b + c, mu0) (central two-sided p-value; at
         mu0 = 1/2 equal to ``scipy.stats.binomtest``'s), with the Clopper-Pearson interval;
         statistic b. False: the chi-square test with continuity correction,
-        (|b - c| - 1)^2 / (b + c) at mu0 = 1/2 (generally (|b - N mu0| - 1/2)_+^2 / (N mu0 (1-mu0)),
-        1 degree of freedom; statistic 0 when |b - c| <= 1), with the continuity-corrected
+        (abs(b - c) - 1)^2 / (b + c) at mu0 = 1/2 (generally (abs(b - N mu0) - 1/2)_+^2 / (N mu0 (1-mu0)),
+        1 degree of freedom; statistic 0 when abs(b - c) <= 1), with the continuity-corrected
         Wilson interval; one-sided alternatives use the signed root (a z) as the statistic.
     mu0 : float in [0, 1]
     alternative : {"two-sided", "less", "greater"}

@@ -114,7 +114,7 @@ class TestResult:
 
     Notes
     -----
-    A zero standard error makes the statistic 0 when |estimate - mu0| <= tolerance (p-value 1
+    A zero standard error makes the statistic 0 when abs(estimate - mu0) <= tolerance (p-value 1
     two-sided) and +-inf otherwise (the test rejects); the interval is then
     estimate -+ tolerance (a point when the tolerance is 0), so test and interval agree in
     this case too.

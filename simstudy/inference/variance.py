@@ -157,7 +157,7 @@ def variance_estimates(residuals, folds) -> VarianceEstimates:
     **Model** (section 3 of the paper, any block sizes): E e_i = mu, Var e_i = sigma^2,
     Cov(e_i, e_j) = omega within a block and gamma between blocks. With n = sum_k m_k and
     Q = sum_k m_k^2 there are Q - n ordered pairs within blocks and n^2 - Q between them, so
-    Lemma 1 reads
+    Lemma 1 reads::
 
         theta = Var(mu_hat) = (n sigma^2 + (Q - n) omega + (n^2 - Q) gamma) / n^2
               = a / n + (Q / n^2) b + gamma,     a = sigma^2 - omega,  b = omega - gamma.
@@ -168,7 +168,7 @@ def variance_estimates(residuals, folds) -> VarianceEstimates:
     sums of squares and a centred form in the fold means, and under the model its
     expectation is alpha a + beta b: neither mu nor gamma can enter. So each estimator is
     fixed by the pair (alpha, beta) it estimates; we keep the paper's pairs. The two
-    unbiased building blocks are
+    unbiased building blocks are::
 
         a_hat = sum_k (m_k / n) s_k^2                      (s_k^2: variance of fold k, ddof 1)
             E s_k^2 = sigma^2 - omega = a, so E a_hat = a;

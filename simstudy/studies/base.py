@@ -270,6 +270,12 @@ class Study:
         """The key result in a few lines, for the terminal."""
         return ""
 
+    def report_tables(self, tables: StudyTables) -> dict[str, pd.DataFrame]:
+        """The tables a reader sees (HTML report, LaTeX export), title -> frame, every number
+        with its Monte Carlo error (``±`` 1.96 SE, Wilson intervals with counts). Default: the
+        summary as it is."""
+        return {"Summary": tables.summary}
+
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
         """Study-specific manifest entries (descriptions of the parts, per-condition details)."""
         return {}

@@ -15,7 +15,7 @@ from simstudy.inference import cv_t_test, five_by_two_t_test, resampled_t_test, 
 from simstudy.metrics import rejection_rate, variance_ratio
 
 __all__ = ["INTERVALS", "OWN_TARGET", "TESTS", "aggregate", "procedure_intervals", "procedure_pvalues",
-           "coverage_table", "own_target_table", "loss_stability"]
+           "own_target_table", "loss_stability", "rate_table", "width_table"]
 
 #: Interval procedures: name -> description (README / tables).
 INTERVALS = {
@@ -84,6 +84,11 @@ def _rate_columns(prefix: str, flags) -> dict[str, Any]:
             f"{prefix}_count": rate.successes}
 
 
+def _se(values: np.ndarray) -> float:
+    """Monte Carlo standard error of a mean, sd / sqrt(R)."""
+    return float(np.std(values, ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
+
+
 def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Coverage/width per (n, subject, procedure) and size/power per (n, comparison, test).
 
@@ -94,8 +99,8 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
         procedure, ``coverage_full`` of Err_XY, ``coverage_holdout`` of Err_holdout (the exact
         error of the model trained without fold 1; NaN for records made before it was stored),
         ``own_target`` (the error the procedure is an interval for: ``R_n``, ``Err_holdout``
-        for ``holdout_clt``, ``Err_XY`` for ``nested_cv``), ``mean_width``, ``median_width``,
-        ``replicates``.
+        for ``holdout_clt``, ``Err_XY`` for ``nested_cv``), ``mean_width`` (and its Monte Carlo
+        SE ``width_se``), ``median_width``, ``replicates``.
     tests : DataFrame
         Test rows: ``rejection_rate`` overall, ``size`` among replicates with R_n >= 0 and
         ``power`` among replicates with R_n < 0, with Wilson intervals and counts.
@@ -122,7 +127,8 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
                             **_rate_columns("coverage", (low <= t) & (t <= high)),
                             **_rate_columns("coverage_full", (low <= tf) & (tf <= high)),
                             **_rate_columns("coverage_holdout", ((low <= th) & (th <= high))[known]),
-                            "mean_width": float(np.mean(high - low)), "median_width": float(np.median(high - low)),
+                            "mean_width": float(np.mean(high - low)), "width_se": _se(high - low),
+                            "median_width": float(np.median(high - low)),
                             "mean_target": float(t.mean()), "sd_target": float(t.std(ddof=1)) if t.size > 1 else np.nan})
         if kind != "comparison":
             continue
@@ -137,23 +143,37 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
     return pd.DataFrame(summary), pd.DataFrame(tests)
 
 
-def coverage_table(summary: pd.DataFrame, column: str) -> pd.DataFrame:
-    """A column of the summary as a table: one row per (subject, procedure), one column per n (in %)."""
-    table = summary.pivot_table(index=["subject", "procedure"], columns="n", values=column, sort=False)
-    table = (100 * table).round(1)
+def own_target_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Coverage of each procedure's own target (``own_target``) as ``"rate [low, high] (count/trials)"``
+    cells (percent, 95% Wilson): one row per (subject, procedure), the target named in the
+    ``target`` column, one column per n."""
+    from simstudy.report.tables import rate_with_interval
+
+    cells = []
+    for _, row in summary.iterrows():
+        column = _COVERAGE_OF[row["own_target"]]
+        cells.append(rate_with_interval(row[f"{column}_count"], row["replicates"], row[f"{column}_low"],
+                                        row[f"{column}_high"]))
+    frame = summary.assign(cell=cells).rename(columns={"own_target": "target"})
+    table = frame.pivot(index=["subject", "procedure", "target"], columns="n", values="cell")
+    table = table.reindex(list(dict.fromkeys(zip(frame["subject"], frame["procedure"], frame["target"]))))
     table.columns = [f"n={c}" for c in table.columns]
     return table.reset_index()
 
 
-def own_target_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Coverage (%) of each procedure's own target (``own_target``): one row per (subject,
-    procedure), one column per n; the target is named in the ``target`` column."""
-    frame = summary.copy()
-    frame["coverage_own"] = [row[_COVERAGE_OF[row["own_target"]]] for _, row in frame.iterrows()]
-    frame = frame.rename(columns={"own_target": "target"})
-    table = frame.pivot_table(index=["subject", "procedure", "target"], columns="n", values="coverage_own",
-                              sort=False)
-    table = (100 * table).round(1)
+def rate_table(frame: pd.DataFrame, column: str, procedure: str = "procedure") -> pd.DataFrame:
+    """A rate column as a table of strings ``"rate [low, high] (count/trials)"`` (percent, 95% Wilson):
+    one row per (subject, procedure), one column per n. Trials: ``replicates`` for coverage,
+    ``h0_replicates`` / ``h1_replicates`` for size / power."""
+    from simstudy.report.tables import rate_with_interval
+
+    trials = {"size": "h0_replicates", "power": "h1_replicates"}.get(column, "replicates")
+    subject = "comparison" if "comparison" in frame else "subject"
+    cells = frame.assign(cell=[rate_with_interval(k, r, lo, hi) for k, r, lo, hi in
+                               zip(frame[f"{column}_count"], frame[trials], frame[f"{column}_low"],
+                                   frame[f"{column}_high"])])
+    table = cells.pivot(index=[subject, procedure], columns="n", values="cell")
+    table = table.reindex(list(dict.fromkeys(zip(frame[subject], frame[procedure]))))
     table.columns = [f"n={c}" for c in table.columns]
     return table.reset_index()
 
@@ -186,3 +206,14 @@ def loss_stability(records: pd.DataFrame, alpha: float) -> pd.DataFrame:
                         f"normal_coverage_{name}": float(2 * stats.norm.cdf(z / np.sqrt(ratio.value)) - 1)})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def width_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Mean interval widths in percentage points ± 1.96 Monte Carlo SE, one column per n."""
+    from simstudy.report.tables import with_error
+
+    cells = summary.assign(cell=[with_error(w, s, 100, 2) for w, s in zip(summary["mean_width"], summary["width_se"])])
+    table = cells.pivot(index=["subject", "procedure"], columns="n", values="cell")
+    table = table.reindex(list(dict.fromkeys(zip(summary["subject"], summary["procedure"]))))
+    table.columns = [f"n={c}" for c in table.columns]
+    return table.reset_index()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from simstudy.errors import ConfigError
@@ -16,7 +17,7 @@ from simstudy.losses import check_loss, resolve_loss
 from simstudy.report import frame_to_markdown
 from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
                                    with_labels)
-from simstudy.studies.cv_clt.aggregate import aggregate, coverage_table, loss_stability, own_target_table
+from simstudy.studies.cv_clt.aggregate import aggregate, loss_stability, own_target_table, rate_table, width_table
 from simstudy.studies.cv_clt.config import CVCLTConfig
 from simstudy.studies.cv_clt.worker import CVCLTWorker, comparison_label
 
@@ -26,6 +27,11 @@ __all__ = ["CVCLTStudy", "make_conditions"]
 def make_conditions(sizes, K: int, population):
     """Conditions keyed by (cv_clt, n, K, population): learners share samples and splits."""
     return size_conditions("cv_clt", sizes, K, population)
+
+
+def _half_width(summary: pd.DataFrame) -> float:
+    """The median half-width (percentage points) of the coverage Wilson intervals."""
+    return float(np.median(100 * (summary["coverage_high"] - summary["coverage_low"]) / 2))
 
 
 class CVCLTStudy(Study):
@@ -99,41 +105,61 @@ class CVCLTStudy(Study):
         return cv_clt_figures(tables.summary, tables.tests, float(self.config.alpha),
                               tables.extra.get("loss_stability"))
 
-    def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
+    def report_tables(self, tables: StudyTables) -> dict[str, pd.DataFrame]:
+        """Coverage (of R_n and of Err_XY) with Wilson intervals and counts, mean widths ± 1.96 SE,
+        and the tests' size and power with Wilson intervals and their H0 / H1 counts."""
         alpha, summary, tests = float(self.config.alpha), tables.summary, tables.tests
         learners = summary[summary["kind"] == "learner"]
+        out = {f"Coverage (%) of the k-fold test error R_n, nominal {100 * (1 - alpha):g}% [95% Wilson interval] "
+               "(covered/replicates)": rate_table(learners, "coverage", "procedure"),
+               "Coverage (%) of Err_XY, the error of the model trained on all n points (nested CV's target)":
+                   rate_table(learners, "coverage_full", "procedure"),
+               "Mean width (percentage points) ± 1.96 SE": width_table(learners)}
+        if tests is not None and len(tests):
+            out[f"Size (%) of the one-sided level-{alpha:g} tests of \"A better than B\": rejections among the "
+                "replicates with R_n(A) - R_n(B) >= 0 [95% Wilson interval] (rejections/H0 replicates)"] = (
+                rate_table(tests, "size", "test"))
+            out["Power (%): rejections among the replicates with R_n(A) - R_n(B) < 0 [95% Wilson interval] "
+                "(rejections/H1 replicates)"] = rate_table(tests, "power", "test")
+        return out
+
+    def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
+        alpha = float(self.config.alpha)
         lines = [f"# CV intervals and tests for test error ({tables.labels.get('population')}, K = {self.config.K}, "
                  f"alpha = {alpha})", "",
-                 "Coverage (%) of the k-fold test error R_n (nominal "
-                 f"{100 * (1 - alpha):g}%); Wilson intervals in summary.csv.", "",
-                 frame_to_markdown(coverage_table(learners, "coverage")), "",
-                 "Coverage (%) of Err_XY, the error of the model trained on all n points (nested CV's target):", "",
-                 frame_to_markdown(coverage_table(learners, "coverage_full")), "",
-                 "Coverage (%) of each interval's own target: the hold-out interval (`holdout_clt`) is an "
-                 "interval for Err_holdout, the exact error of the one model it tests (trained without fold 1), "
-                 "nested CV for Err_XY, every other procedure for R_n:", "",
-                 frame_to_markdown(own_target_table(learners)), "",
-                 *_stability_lines(tables.extra.get("loss_stability"), alpha),
-                 "Mean width (percentage points):", "",
-                 frame_to_markdown(coverage_table(learners, "mean_width")), ""]
-        if tests is not None and len(tests):
-            for column, title in (("size", "Size (%): rejection rate among replicates with R_n(A) - R_n(B) >= 0"),
-                                  ("power", "Power (%): rejection rate among replicates with R_n(A) - R_n(B) < 0"),
-                                  ("rejection_rate", "Rejection rate (%) over all replicates")):
-                table = tests.pivot_table(index=["comparison", "test"], columns="n", values=column, sort=False)
-                table = (100 * table).round(1)
-                table.columns = [f"n={c}" for c in table.columns]
-                lines += [f"{title} of the one-sided level-{alpha:g} tests of \"A better than B\":", "",
-                          frame_to_markdown(table.reset_index()), ""]
+                 "Rates in %, with [95% Wilson interval] and (count/replicates): size and power are rates among a "
+                 "random number of H0 / H1 replicates, which the counts show; nested CV runs on the first "
+                 f"{self.config.nested_cv_replicates} replicates only. ± is 1.96 Monte Carlo SE. As in the figures.", ""]
+        for title, frame in self.report_tables(tables).items():
+            lines += [f"## {title}", "", frame_to_markdown(frame), ""]
+        lines += _stability_lines(tables.extra.get("loss_stability"), alpha)
         path = Path(directory) / "summary.md"
         path.write_text("\n".join(lines))
         return [path]
 
     def headline(self, tables: StudyTables) -> str:
+        """Coverage (%) of every procedure at the smallest and largest n, per learner; the size of
+        the self-comparisons at the largest n."""
         learners = tables.summary[tables.summary["kind"] == "learner"]
-        table = coverage_table(learners, "coverage")
-        return (f"cv_clt ({tables.labels.get('population')}): coverage (%) of R_n at nominal "
-                f"{100 * (1 - self.config.alpha):g}%\n" + table.to_string(index=False))
+        ends = sorted({int(learners["n"].min()), int(learners["n"].max())})
+        wide = learners[learners["n"].isin(ends)].pivot_table(index="procedure", columns=["subject", "n"],
+                                                              values="coverage", sort=False)
+        wide = (100 * wide).round(1)
+        wide.columns = [f"{s} n={n}" for s, n in wide.columns]
+        lines = [f"cv_clt ({tables.labels.get('population')}, {self.config.replicates} replicates): coverage (%) of "
+                 f"R_n at nominal {100 * (1 - self.config.alpha):g}% (95% Wilson half-width about "
+                 f"{_half_width(learners):.1f} points; nested CV: {self.config.nested_cv_replicates} replicates)",
+                 wide.to_string()]
+        tests = tables.tests
+        if tests is not None and len(tests):
+            n = int(tests["n"].max())
+            last = tests[tests["n"] == n]
+            same = last[last["comparison"].isin([comparison_label(a, b) for a, b in self.comparisons() if a == b])]
+            for comp, g in (same if len(same) else last).groupby("comparison", sort=False):
+                cells = ", ".join(f"{t} {100 * r:.1f}" for t, r in zip(g["test"], g["size"]) if np.isfinite(r))
+                lines.append(f"size (%) at n={n}, {comp} ({int(g['h0_replicates'].iloc[0])} H0 replicates, "
+                             f"alpha {100 * self.config.alpha:g}%): {cells}")
+        return "\n".join(lines)
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
         out: dict[str, Any] = {"loss": self.loss.describe(),
@@ -155,10 +181,12 @@ def _stability_lines(stability: pd.DataFrame | None, alpha: float) -> list[str]:
     if stability is None or not len(stability):
         return []
     frame = stability[stability["kind"] == "learner"]
-    cells = frame.assign(ratio=[f"{r:.2f} ({se:.2f})" for r, se in zip(frame["ratio_out"], frame["ratio_out_se"])])
+    from simstudy.report.tables import with_error
+
+    cells = frame.assign(ratio=[with_error(r, se) for r, se in zip(frame["ratio_out"], frame["ratio_out_se"])])
     table = cells.pivot(index="subject", columns="n", values="ratio")
     table.columns = [f"n={c}" for c in table.columns]
-    return ["Loss stability: n Var(R_hat - R_n) / E[sigma_hat_out^2] (Monte Carlo SE), 1 when the CV CLT's "
+    return ["## Loss stability", "", "n Var(R_hat - R_n) / E[sigma_hat_out^2] ± 1.96 Monte Carlo SE, 1 when the CV CLT's "
             "variance is right; a ratio r makes the CV CLT interval too narrow by sqrt(r), coverage about "
             f"2 Phi(z / sqrt(r)) - 1 at nominal {100 * (1 - alpha):g}% (`loss_stability.csv`, "
             "`figures/loss_stability_vs_n.png`):", "", frame_to_markdown(table.reset_index()), ""]

@@ -1,7 +1,8 @@
 """Aggregation of the cv_variance study: per condition (n, K) and per rho_hat.
 
 Per condition: mu (the H0 value), theta = Var(mu_hat), rho = 1 - E[theta3] / theta (section 5
-of the paper) with its delta-method standard error, the relative bias of theta1..theta5, and the
+of the paper) with its delta-method standard error, the relative bias of theta1..theta5 (with
+delta-method standard errors), and the
 rejection rate of the two-sided t-test of eq. 9 of H0: mu = mu_true for every rho_hat
 (Wilson intervals).
 
@@ -21,6 +22,17 @@ from simstudy.metrics import between_block_correlation, mean_summary, rejection_
 from simstudy.studies.cv_variance.worker import THETAS
 
 __all__ = ["aggregate"]
+
+
+def _variance_se(values) -> float:
+    """Standard error of the sample variance s^2 of R values: sqrt((m4 - s^4) / R) (delta method,
+    m4 the fourth central moment)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size < 4:
+        return float("nan")
+    c = v - v.mean()
+    return float(np.sqrt(max(np.mean(c ** 4) - np.var(v, ddof=1) ** 2, 0.0) / v.size))
 
 
 def _mu_true(group: pd.DataFrame, mode: str) -> tuple[float, str]:
@@ -66,12 +78,14 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
                        # E[mu_hat] = E[true error] exactly (test points are fresh draws): a check
                        cv_minus_true_z=(mh.mean - te.mean) / np.sqrt(
                            np.var(g["mu_hat"] - g["true_error"], ddof=1) / len(g)))
-        row.update(theta=theta, rho=rho.value, rho_se=rho.se,
+        row.update(theta=theta, theta_se=_variance_se(g["mu_hat"]), rho=rho.value, rho_se=rho.se,
                    theta3_zero=int(zero_spread(np.stack(g["fold_means"].to_numpy())).sum()) if len(g) else 0)
         for name in THETAS:
             ms = mean_summary(g[name])
             row[f"mean_{name}"] = ms.mean
             row[f"rel_bias_{name}"] = ms.mean / theta - 1 if theta > 0 else np.nan
+            # E[theta_j] / Var(mu_hat) - 1 is minus a ratio of the rho form: the same delta method
+            row[f"rel_bias_{name}_se"] = between_block_correlation(g["mu_hat"], g[name]).se if theta > 0 else np.nan
         summaries.append(row)
         fold_means = np.stack(g["fold_means"].to_numpy()) if len(g) else np.empty((0, K))
         for rho_hat in rho_hats:

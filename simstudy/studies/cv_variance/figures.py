@@ -1,10 +1,9 @@
 """Figures of the cv_variance study: rho against n, type-I error against n and against rho_hat."""
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from simstudy.report.figures import plt, style_axes
+from simstudy.report.figures import finish, mean_bars, paper_points, plt, rate_bars, size_axis
 from simstudy.report.paper import grandvalet_bengio_table2
 
 __all__ = ["cv_variance_figures", "plot_rho_vs_n", "plot_type1_vs_n", "plot_type1_vs_rho_hat", "sweep_figures"]
@@ -18,16 +17,14 @@ def plot_rho_vs_n(summary: pd.DataFrame, dataset: str | None = None, label: str 
     """rho (%) against n with 95% error bars (1.96 standard errors), paper points beside."""
     fig, ax = plt.subplots(figsize=(6, 4))
     for K, g in summary.groupby("K"):
-        ax.errorbar(g["n"], 100 * g["rho"], yerr=196 * g["rho_se"], marker="o", capsize=3,
-                    label=f"simstudy, K={K}")
+        mean_bars(ax, g["n"], g["rho"], g["rho_se"], scale=100, marker="o", label=f"simstudy, K={K}")
     paper = _paper(dataset)
     if paper is not None:
-        ax.plot(paper["n"], paper["rho_percent"], "s--", color="black", mfc="none",
-                label="Grandvalet & Bengio (2006)")
-    ax.set_xscale("log")
-    ax.set_xlabel("training-set size n")
+        paper_points(ax, paper["n"], paper["rho_percent"], label="Grandvalet & Bengio (2006), Table 2")
+    size_axis(ax, summary["n"], label="training-set size n")
     ax.set_ylabel("between-block correlation rho (%)")
-    return style_axes(fig, ax, f"rho = 1 - E[theta3]/Var(mu_hat) {label}")
+    return finish(fig, ax, f"rho = 1 - E[theta3]/Var(mu_hat) {label}",
+                  caption="Error bars: +-1.96 Monte Carlo SE (delta method).")
 
 
 def plot_type1_vs_n(tests: pd.DataFrame, alpha: float, dataset: str | None = None, rho_hats=(0.0, 0.7),
@@ -40,32 +37,36 @@ def plot_type1_vs_n(tests: pd.DataFrame, alpha: float, dataset: str | None = Non
         g = tests[(tests["test"] == "cv_t") & ((tests["rho_hat"] - rho_hat).abs() < 1e-9)]
         if g.empty:
             continue
-        rate = 100 * g["rejection_rate"]
-        err = np.clip(np.vstack([rate - 100 * g["ci_low"], 100 * g["ci_high"] - rate]), 0, None)
-        ax.errorbar(g["n"], rate, yerr=err, marker="o", capsize=3, color=colours[i % len(colours)],
-                    label=f"simstudy, rho_hat={rho_hat:g}")
+        rate_bars(ax, g["n"], g["rejection_rate"], g["ci_low"], g["ci_high"], marker="o",
+                  color=colours[i % len(colours)], label=f"simstudy, rho_hat={rho_hat:g}")
         col = "type1_rho_hat_0_percent" if rho_hat == 0 else f"type1_rho_hat_{rho_hat:g}_percent"
         if paper is not None and col in paper:
-            ax.plot(paper["n"], paper[col], "s--", mfc="none", color=colours[i % len(colours)],
-                    label=f"paper, rho_hat={rho_hat:g}")
+            paper_points(ax, paper["n"], paper[col], color=colours[i % len(colours)],
+                         label=f"paper, rho_hat={rho_hat:g}")
     ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
-    ax.set_xscale("log")
-    ax.set_xlabel("training-set size n")
+    size_axis(ax, tests["n"], label="training-set size n")
     ax.set_ylabel("type-I error (%)")
-    return style_axes(fig, ax, f"Two-sided CV t-test of H0: mu = mu_true {label}")
+    return finish(fig, ax, f"Two-sided CV t-test of H0: mu = mu_true {label}",
+                  caption="Open squares: Grandvalet & Bengio (2006), Table 2. Error bars: 95% Wilson intervals.")
 
 
 def plot_type1_vs_rho_hat(tests: pd.DataFrame, alpha: float, label: str = ""):
     """Type-I error (%) against the assumed rho_hat, one line per n."""
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for n, g in tests[tests["test"] == "cv_t"].groupby("n"):
-        rate = 100 * g["rejection_rate"]
-        err = np.clip(np.vstack([rate - 100 * g["ci_low"], 100 * g["ci_high"] - rate]), 0, None)
-        ax.errorbar(g["rho_hat"], rate, yerr=err, marker=".", capsize=2, label=f"n={n}")
-    ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
-    ax.set_xlabel("assumed between-block correlation rho_hat")
-    ax.set_ylabel("type-I error (%)")
-    return style_axes(fig, ax, f"Type-I error of the rho_hat-corrected t-test {label}")
+    t = tests[tests["test"] == "cv_t"]
+    sizes = sorted(t["n"].unique())
+    groups = [sizes[i:i + 4] for i in range(0, len(sizes), 4)]  # at most 4 sizes (+ nominal) per panel
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.6 * len(groups), 3.8), squeeze=False, sharey=True)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, group in zip(axes[0], groups):
+        for n in group:
+            g = t[t["n"] == n].sort_values("rho_hat")
+            rate_bars(ax, g["rho_hat"], g["rejection_rate"], g["ci_low"], g["ci_high"], marker=".",
+                      color=colours[sizes.index(n) % len(colours)], label=f"n = {n}")
+        ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
+        ax.set_xlabel("assumed between-block correlation rho_hat")
+    axes[0][0].set_ylabel("type-I error (%)")
+    return finish(fig, axes[0], [f"Type-I error against rho_hat {label}"] + [""] * (len(groups) - 1),
+                  caption="Error bars: 95% Wilson intervals.", ncol=5)
 
 
 def cv_variance_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float, dataset: str | None = None,
@@ -86,22 +87,21 @@ def sweep_figures(summary: pd.DataFrame, tests: pd.DataFrame | None, parameters:
     keys = [k for k in parameters if k in summary and summary[k].nunique() > 1] or parameters
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for _, g in summary.groupby(keys, dropna=False, sort=True) if keys else [(None, summary)]:
-        ax.errorbar(g["n"], 100 * g["rho"], yerr=196 * g["rho_se"], marker="o", capsize=3,
-                    label=_sweep_label(g.iloc[0], keys))
-    ax.set_xscale("log")
-    ax.set_xlabel("training-set size n")
+        mean_bars(ax, g["n"], g["rho"], g["rho_se"], scale=100, marker="o", label=_sweep_label(g.iloc[0], keys))
+    size_axis(ax, summary["n"], label="training-set size n")
     ax.set_ylabel("rho (%)")
-    out["rho_vs_n"] = style_axes(fig, ax, "Between-block correlation across the sweep", 7)
+    out["rho_vs_n"] = finish(fig, ax, "Between-block correlation across the sweep",
+                             caption="Error bars: +-1.96 Monte Carlo SE (delta method).", legend_size=7)
     if tests is not None and "rho_hat" in tests:
         fig, ax = plt.subplots(figsize=(6.5, 4.2))
         t = tests[tests["n"] == tests["n"].max()]
         for _, g in t.groupby(keys, dropna=False, sort=True) if keys else [(None, t)]:
-            rate = 100 * g["rejection_rate"]
-            err = np.clip(np.vstack([rate - 100 * g["ci_low"], 100 * g["ci_high"] - rate]), 0, None)
-            ax.errorbar(g["rho_hat"], rate, yerr=err, marker=".", capsize=2, label=_sweep_label(g.iloc[0], keys))
+            rate_bars(ax, g["rho_hat"], g["rejection_rate"], g["ci_low"], g["ci_high"], marker=".",
+                      label=_sweep_label(g.iloc[0], keys))
         alpha = float(t["alpha"].iloc[0])
         ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
         ax.set_xlabel("assumed rho_hat")
         ax.set_ylabel("rejection rate (%)")
-        out["type1_vs_rho_hat"] = style_axes(fig, ax, f"Type-I error against rho_hat (n = {t['n'].max()})", 7)
+        out["type1_vs_rho_hat"] = finish(fig, ax, f"Type-I error against rho_hat (n = {t['n'].max()})",
+                                         caption="Error bars: 95% Wilson intervals.", legend_size=7)
     return out

@@ -16,7 +16,8 @@ import pandas as pd
 from simstudy.errors import ConfigError
 from simstudy.losses import check_loss, resolve_loss
 from simstudy.populations.base import ResidualPopulation
-from simstudy.report import frame_to_markdown, table2_markdown
+from simstudy.report.paper import table2_comparison, table2_frame, table2_markdown
+from simstudy.report.tables import frame_to_markdown, rate_with_interval, with_error
 from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
                                    with_labels)
 from simstudy.studies.cv_variance.aggregate import aggregate
@@ -89,28 +90,76 @@ class CVVarianceStudy(Study):
         return cv_variance_figures(tables.summary, tables.tests, self.config.alpha, self.config.paper,
                                    self._label(tables))
 
+    def report_tables(self, tables: StudyTables) -> dict[str, pd.DataFrame]:
+        """Per n: rho, theta and the relative biases of theta1..5 (± 1.96 SE); the t-tests'
+        rejection rates with Wilson intervals and counts; Table 2 against the paper (with z)."""
+        s, t = tables.summary, tables.tests
+        summary = pd.DataFrame({"n": s["n"], "K": s["K"], "replicates": s["replicates"], "failed": s["failed"],
+                                "mu_hat (%)": [with_error(m, e, 100) for m, e in zip(s["mu_hat_mean"], s["mu_hat_se"])],
+                                "rho (%)": [with_error(m, e, 100) for m, e in zip(s["rho"], s["rho_se"])],
+                                "theta x 1e4": [with_error(m, e, 1e4, 1) for m, e in zip(s["theta"], s["theta_se"])]})
+        for name in THETAS:
+            summary[f"rel. bias {name} (%)"] = [with_error(m, e, 100, 1)
+                                                for m, e in zip(s[f"rel_bias_{name}"], s[f"rel_bias_{name}_se"])]
+        rates = t.pivot_table(index="rho_hat", columns="n", values="rejection_rate").index
+        tests = pd.DataFrame({"rho_hat": rates})
+        for n, g in t.groupby("n", sort=False):
+            g = g.set_index("rho_hat")
+            tests[f"n={n}"] = [rate_with_interval(g.loc[r, "rejections"], g.loc[r, "replicates"], g.loc[r, "ci_low"],
+                                                  g.loc[r, "ci_high"]) for r in rates]
+        out = {f"Summary per condition {self._label(tables)}": summary,
+               f"Type-I error (%) of the two-sided CV t-test at alpha = {self.config.alpha:g}, by rho_hat and n "
+               "[95% Wilson interval] (rejections/replicates)": tests}
+        if self.config.paper:
+            out = {f"Table 2 of Grandvalet & Bengio (2006), {self.config.paper}: ours beside the paper's "
+                   "(± 1.96 SE; z of ours - paper)": table2_frame(s, t, self.config.paper), **out}
+            c = table2_comparison(s, t, self.config.paper)
+            out[f"Table 2 of Grandvalet & Bengio (2006), {self.config.paper}: ours - paper (%), combined SE and z"] = (
+                c.assign(**{col: c[col].round(2) for col in ("ours", "ours_se", "paper_se", "difference",
+                                                             "combined_se", "z")})
+                [["quantity", "n", "ours", "ours_se", "paper", "paper_se", "difference", "combined_se", "z"]])
+        return out
+
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
         directory = Path(directory)
         table2 = directory / "table2.md"
         table2.write_text(table2_markdown(tables.summary, tables.tests, self.config.paper))
+        files = [table2]
+        if self.config.paper:
+            files.append(directory / "table2_comparison.csv")
+            table2_comparison(tables.summary, tables.tests, self.config.paper).to_csv(files[-1], index=False)
+        shown = self.report_tables(tables)
+        text = [f"# {self.name}: {self._label(tables)}\n",
+                "± is 1.96 Monte Carlo standard errors (95%), rates show [95% Wilson interval] (count/replicates), "
+                "as in the figures; every column and its SE is in summary.csv and tests.csv.\n"]
+        for title, frame in [(k, v) for k, v in shown.items() if not k.startswith("Table 2")]:
+            text += [f"## {title}\n", frame_to_markdown(frame)]
         summary = directory / "summary.md"
-        summary.write_text(f"# {self.name}: {self._label(tables)}\n\n## Summary per condition\n\n"
-                           + frame_to_markdown(tables.summary) + "\n## t-tests per condition and rho_hat\n\n"
-                           + frame_to_markdown(tables.tests))
-        return [table2, summary]
+        summary.write_text("\n".join(text))
+        return files + [summary]
 
     def headline(self, tables: StudyTables) -> str:
-        s, t = tables.summary.set_index("n"), tables.tests
+        """rho and the type-I errors per n, ours ± 1.96 SE beside the paper's values (and z)."""
+        s, t = tables.summary, tables.tests
         lines = [f"{self.name} {self._label(tables)}: rho (%) and type-I error (%) of the t-test at "
-                 f"alpha={self.config.alpha:g}"]
+                 f"alpha={self.config.alpha:g}" + (f"; paper = Grandvalet & Bengio (2006) Table 2, {self.config.paper}"
+                                                   if self.config.paper else "")]
         for rho_hat in (0.0, 0.7):
             if not np.any(np.isclose(t["rho_hat"], rho_hat)):
                 return "\n".join(lines)
-        for n in s.index:
-            row = t[t["n"] == n].set_index("rho_hat")
-            lines.append(f"  n={n:<6} rho {100 * s.loc[n, 'rho']:6.2f} +- {100 * s.loc[n, 'rho_se']:.2f}   "
-                         f"type-I rho_hat=0: {100 * row.loc[0.0, 'rejection_rate']:5.1f}   "
-                         f"rho_hat=0.7: {100 * row.loc[0.7, 'rejection_rate']:5.1f}")
+        c = table2_comparison(s, t, self.config.paper).set_index(["quantity", "n"])
+        has_paper = bool(self.config.paper) and c["paper"].notna().any()
+        for n in s["n"]:
+            cells = []
+            for quantity, name, digits in (("rho", "rho", 2), ("type1_rho_hat_0", "rho_hat=0", 1),
+                                           ("type1_rho_hat_0.7", "rho_hat=0.7", 1)):
+                row = c.loc[(quantity, n)]
+                cell = f"{name} {row['ours']:.{digits}f} ± {1.96 * row['ours_se']:.{digits}f}"
+                if has_paper and np.isfinite(row["paper"]):
+                    cell += f" (paper {row['paper']:.{digits}f}, z {row['z']:+.1f})"
+                cells.append(cell)
+            lines.append(f"  n={n:<5} " + "   ".join(cells))
+        lines.append("  ± = 1.96 Monte Carlo SE (95%); z = (ours - paper) / combined SE")
         return "\n".join(lines)
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:

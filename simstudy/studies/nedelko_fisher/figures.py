@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from simstudy.report.figures import plt, style_axes
+from simstudy.report.figures import finish, mean_bars, panel_grid, series_style
 
 __all__ = ["risk_estimate_figure", "ESTIMATOR_LABELS", "RHAT_LABELS"]
 
@@ -15,23 +15,37 @@ RHAT_LABELS = {"nedelko_worst_case": "R_hat (emp. + worst-case bias)", "vc_halfp
                "oracle_conditional_max": "R_hat (oracle: conditional max)"}
 
 
+#: Estimates in two panels each (at most five series per panel).
+PANEL_GROUPS = (("loo", "kfold", "empirical"), ("rhat", "boot632", "boot632plus"))
+
+
 def risk_estimate_figure(summary: pd.DataFrame, sample_size: int, K: int = 5, rhat_method: str = "nedelko_worst_case",
                          tie_rule: str = "random"):
-    """Nedelko's Figure 3 for one N: left, mean true risk and mean estimates against R0;
-    right, mean Delta0 of each estimate against R0 (error bars: 1.96 Monte Carlo SE)."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    truth = summary.groupby("bayes_error")["mean_true_risk"].first()
-    left.plot(truth.index, truth.values, "k-", lw=2.5, label="mean true risk")
-    left.plot(truth.index, truth.index, color="grey", ls=":", label="Bayes error R0")
+    """Nedelko's Figure 3 for one N, as small multiples: top, the mean true risk and the mean
+    estimates against R0; bottom, the mean Delta0 of each estimate against R0 (error bars: 95%,
+    +-1.96 Monte Carlo SE). Columns: the resampling estimates and the empirical risk; the
+    corrected estimates (R_hat, bootstrap)."""
     labels = {**ESTIMATOR_LABELS, "rhat": RHAT_LABELS.get(rhat_method, "R_hat")}
-    for est, g in summary.groupby("estimator", sort=False):
-        label = labels.get(est, est).replace("K-fold", f"{K}-fold")
-        left.plot(g["bayes_error"], g["mean_estimate"], marker=".", label=label)
-        right.errorbar(g["bayes_error"], g["mean_delta0"], yerr=1.96 * g["mean_delta0_se"].fillna(0),
-                       marker=".", capsize=2, label=label)
-    left.set_xlabel("Bayes error R0")
-    left.set_ylabel("mean over samples")
-    right.set_xlabel("Bayes error R0")
-    right.set_ylabel("mean Delta0(estimate, true risk)")
-    return style_axes(fig, [left, right], [f"Mean risk and mean estimates, N = {sample_size} (ties: {tie_rule})",
-                                           f"Mean error Delta0 of each estimate, N = {sample_size}"], 7)
+    present = list(dict.fromkeys(summary["estimator"]))
+    groups = [[e for e in group if e in present] for group in PANEL_GROUPS]
+    groups = [g for g in groups if g] + ([[e for e in present if not any(e in g for g in PANEL_GROUPS)]]
+                                         if any(not any(e in g for g in PANEL_GROUPS) for e in present) else [])
+    style = series_style(present)
+    fig, axes = panel_grid(2, len(groups), width=4.6, height=3.2, sharey="row")
+    truth = summary.groupby("bayes_error")[["mean_true_risk", "mean_true_risk_se"]].first()
+    for j, group in enumerate(groups):
+        top, bottom = axes[0, j], axes[1, j]
+        top.plot(truth.index, truth["mean_true_risk"], "k-", lw=2.2, label="mean true risk")
+        top.plot(truth.index, truth.index, color="grey", ls=":", label="Bayes error R0")
+        for est in group:
+            g = summary[summary["estimator"] == est].sort_values("bayes_error")
+            label = labels.get(est, est).replace("K-fold", f"{K}-fold")
+            mean_bars(top, g["bayes_error"], g["mean_estimate"], g["mean_estimate_se"], label=label, **style[est])
+            mean_bars(bottom, g["bayes_error"], g["mean_delta0"], g["mean_delta0_se"], label=label, **style[est])
+        bottom.set_xlabel("Bayes error R0")
+    axes[0, 0].set_ylabel("mean over samples")
+    axes[1, 0].set_ylabel("mean Delta0(estimate, true risk)")
+    titles = [f"N = {sample_size}: {'resampling and empirical' if j == 0 else 'corrected estimates'}"
+              if j < 2 else "other estimates" for j in range(len(groups))] + [""] * len(groups)
+    return finish(fig, axes, titles, ncol=4,
+                  caption=f"Fisher's discriminant, threshold ties: {tie_rule}. Error bars: +-1.96 Monte Carlo SE.")

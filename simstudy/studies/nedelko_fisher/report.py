@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from simstudy.report.tables import frame_to_markdown
+from simstudy.report.tables import frame_to_markdown, with_error
 from simstudy.studies.base import StudyTables
 from simstudy.studies.nedelko_fisher.aggregate import sensitivity_markdown, winners_markdown
 
-__all__ = ["summary_markdown", "rhat_findings", "TIE_RULE_DESCRIPTIONS", "RHAT_DESCRIPTIONS"]
+__all__ = ["summary_markdown", "summary_table", "rhat_findings", "TIE_RULE_DESCRIPTIONS", "RHAT_DESCRIPTIONS"]
 
 #: What each tie rule does (manifest and summary.md).
 TIE_RULE_DESCRIPTIONS = {
@@ -27,8 +27,10 @@ RHAT_DESCRIPTIONS = {
     "oracle_conditional_max": "R_emp + the largest conditional mean optimism on the true model family (oracle)",
 }
 
-_SUMMARY_COLUMNS = ["sample_size", "bayes_error", "estimator", "mean_true_risk", "mean_estimate", "bias", "rmse",
-                    "mean_delta0", "mean_delta0_se"]
+#: Columns of the summary shown with their errors: (column, its SE column, title).
+_WITH_ERRORS = (("mean_true_risk", "mean_true_risk_se", "mean true risk"),
+                ("mean_estimate", "mean_estimate_se", "mean estimate"), ("bias", "bias_se", "bias"),
+                ("rmse", "rmse_se", "RMSE"), ("mean_delta0", "mean_delta0_se", "mean Delta0"))
 _Z = 1.96
 
 
@@ -50,6 +52,15 @@ def rhat_findings(summary: pd.DataFrame, paired: pd.DataFrame) -> str:
             f"R0 = {_values(worse)}.")
 
 
+def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary a reader sees: per (N, R0, estimator) every mean ± 1.96 Monte Carlo SE (x 1000)."""
+    out = summary[["sample_size", "bayes_error", "estimator", "replicates"]].rename(
+        columns={"sample_size": "N", "bayes_error": "R0"}).reset_index(drop=True)
+    for column, se, title in _WITH_ERRORS:
+        out[f"{title} x 1000"] = [with_error(m, e, 1000, 2) for m, e in zip(summary[column], summary[se])]
+    return out
+
+
 def summary_markdown(tables: StudyTables, config) -> str:
     """The study's summary.md (tables per N; every column with its SE is in the CSV files)."""
     summary, extra = tables.summary, tables.extra
@@ -66,7 +77,8 @@ def summary_markdown(tables: StudyTables, config) -> str:
     for N, g in summary.groupby("sample_size"):
         paired = extra["paired_delta0"]
         paired = paired[paired["sample_size"] == N]
-        md += [f"\n## N = {N}\n", frame_to_markdown(g[_SUMMARY_COLUMNS]),
+        md += [f"\n## N = {N}\n", "± is 1.96 Monte Carlo standard errors (95%), as in the figures.\n",
+               frame_to_markdown(summary_table(g)),
                "\n### Most accurate estimate, and paired comparisons of Delta0\n", winners_markdown(g, paired),
                rhat_findings(g, paired) + "\n"]
         if sensitivity is not None:

@@ -15,6 +15,7 @@ import pandas as pd
 from simstudy.errors import ConfigError
 from simstudy.inference.risk_bounds import ORACLE_METHODS
 from simstudy.learners.fisher import TIE_RULES
+from simstudy.report.tables import with_error
 from simstudy.studies.base import Phase, Study, StudyTables, as_list
 from simstudy.studies.nedelko_fisher.aggregate import (
     add_rhat, aggregate, paired_delta0, rhat_table, sensitivity_markdown, tie_rule_sensitivity, winners_markdown,
@@ -84,14 +85,35 @@ class NedelkoFisherStudy(Study):
         path.write_text(summary_markdown(tables, self.config))
         return [path]
 
+    def report_tables(self, tables: StudyTables) -> dict[str, pd.DataFrame]:
+        """Per N: means ± 1.96 SE (x 1000) and the paired LOO - K-fold comparison of Delta0."""
+        from simstudy.studies.nedelko_fisher.report import summary_table
+
+        out = {}
+        paired = tables.extra["paired_delta0"]
+        for N, g in tables.summary.groupby("sample_size"):
+            out[f"N = {N}: mean true risk, estimates, bias, RMSE and Delta0 (x 1000, ± 1.96 SE)"] = summary_table(g)
+            p = paired[(paired["sample_size"] == N) & (paired["estimator"] == "loo") & (paired["reference"] == "kfold")]
+            out[f"N = {N}: Delta0(LOO) - Delta0(K-fold) on the same samples (x 1000, ± 1.96 SE)"] = pd.DataFrame({
+                "R0": p["bayes_error"].to_numpy(), "replicates": p["replicates"].to_numpy(),
+                "difference x 1000": [with_error(m, e, 1000, 2) for m, e in zip(p["mean_difference"], p["se"])],
+                "z": p["z"].round(1).to_numpy()})
+        return out
+
     def headline(self, tables: StudyTables) -> str:
-        s = tables.summary
+        """Figure 3's key numbers per (N, R0): the mean true risk, each estimate's mean Delta0
+        (x 1000), the most accurate estimate and the paired z of LOO - K-fold."""
+        s, paired = tables.summary, tables.extra["paired_delta0"]
         wide = s.pivot_table(index=["sample_size", "bayes_error"], columns="estimator", values="mean_delta0")
-        truth = s.groupby(["sample_size", "bayes_error"])["mean_true_risk"].first()
-        wide.insert(0, "true_risk", truth)
-        return ("nedelko_fisher: mean true risk and mean Delta0 of each estimate (x1000) per (N, R0)\n"
-                + (wide.assign(**{c: 1000 * wide[c] for c in wide.columns if c != "true_risk"})
-                   .round(3).to_string()))
+        best = wide.idxmin(axis=1)
+        wide = (1000 * wide).round(2)
+        wide.insert(0, "true_risk", s.groupby(["sample_size", "bayes_error"])["mean_true_risk"].first().round(4))
+        wide["best"] = best
+        lk = paired[(paired["estimator"] == "loo") & (paired["reference"] == "kfold")]
+        wide["z(loo-kfold)"] = lk.set_index(["sample_size", "bayes_error"])["z"].round(1)
+        return (f"nedelko_fisher ({self.config.replicates} samples per point, ties {self.config.tie_rule}): mean true "
+                "risk and mean Delta0 of each estimate (x1000) per (N, R0); best = smallest mean Delta0; "
+                "z(loo-kfold) < 0: LOO more accurate on the same samples\n" + wide.to_string())
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
         c = self.config

@@ -29,4 +29,6 @@ def histogram_scatter_figure(summary: pd.DataFrame, sample_size: int, K: int, ce
     fig.colorbar(sc, ax=axes, label="Bayes error of the distribution", shrink=0.85)
     fig.suptitle(f"Histogram classifier, exact: {cells} cells, N = {sample_size}, K = {K}, ties: {tie}; one point per "
                  "distribution", fontsize=10)
+    fig.text(0.45, -0.02, "Exact expectations over samples (no Monte Carlo error, hence no error bars); dotted: "
+                          "equal accuracy.", ha="center", va="top", fontsize=7, style="italic")
     return fig

@@ -143,6 +143,13 @@ class NedelkoHistogramStudy(Study):
         path.write_text("\n".join(text))
         return [path]
 
+    def report_tables(self, tables: StudyTables) -> dict[str, pd.DataFrame]:
+        """Exact values (no Monte Carlo error): grid averages, winner counts, and by Bayes error."""
+        return {"Averages over the grid of distributions (exact)": tables.labels["grid_means"],
+                "Number of distributions where one estimate has the smaller mean Delta0 (exact)":
+                    tables.extra["winner_counts"],
+                "By Bayes error of the distribution (exact)": tables.extra["by_bayes_error"]}
+
     def headline(self, tables: StudyTables) -> str:
         counts = tables.extra["winner_counts"].iloc[0]
         n_dist = tables.summary["distribution"].nunique()

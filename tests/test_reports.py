@@ -1,0 +1,212 @@
+"""Issue 15: the headline, the tables' Monte Carlo errors, the HTML report, the LaTeX export,
+the figure style and the browser check; issue 13 item 5 (Table 2 z-scores) and item 7 (cv_clt
+counts and Wilson intervals)."""
+from __future__ import annotations
+
+import importlib.util
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import simstudy
+from simstudy.collect import collect
+from simstudy.metrics import between_block_correlation
+from simstudy.report.figures import plt, size_axis
+from simstudy.report.latex import frame_to_latex, latex_escape
+from simstudy.report.paper import PAPER_REPLICATES, table2_comparison
+from simstudy.report.tables import rate_with_interval, with_error
+from simstudy.results import load_run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def table2_run(tmp_path_factory):
+    """A small cv_variance run on a synthetic population, compared with the paper's Letter row."""
+    out = tmp_path_factory.mktemp("reports") / "run"
+    result = simstudy.run_study("cv_variance", population="logistic", learner="tree", sizes=[20, 40],
+                                replicates=60, paper="letter", out=out, runner={"progress": False, "n_jobs": 1})
+    return result, out
+
+
+# ----------------------------------------------------------------------------- Monte Carlo errors
+def test_with_error_is_196_standard_errors_and_rates_carry_counts():
+    assert with_error(0.5242, 0.00698, 100) == "52.42 ± 1.37"
+    assert with_error(float("nan"), 0.1) == ""
+    assert rate_with_interval(8, 72, 0.0573, 0.2043) == "11.1 [5.7, 20.4] (8/72)"
+    assert rate_with_interval(0, 0, float("nan"), float("nan")) == "- (0/0)"
+
+
+def test_relative_bias_standard_errors_follow_the_delta_method(table2_run):
+    """rel_bias_theta3 = -rho exactly, so their SEs agree; every rel. bias has a finite SE."""
+    result, _ = table2_run
+    s = result.summary
+    assert np.allclose(s["rel_bias_theta3"], -s["rho"]) and np.allclose(s["rel_bias_theta3_se"], s["rho_se"])
+    for name in ("theta1", "theta2", "theta4", "theta5", ""):
+        column = f"rel_bias_{name}_se" if name else "theta_se"
+        assert np.isfinite(s[column]).all() and (s[column] > 0).all()
+    rec = result.records[result.records["n"] == 20]
+    assert s.loc[s["n"] == 20, "rel_bias_theta1_se"].item() == pytest.approx(
+        between_block_correlation(rec["mu_hat"], rec["theta1"]).se)
+
+
+def test_theta_standard_error_matches_a_bootstrap():
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal(4000)
+    from simstudy.studies.cv_variance.aggregate import _variance_se
+
+    boot = [np.var(rng.choice(values, values.size), ddof=1) for _ in range(400)]
+    assert _variance_se(values) == pytest.approx(np.std(boot), rel=0.15)
+    # normal data: SE(s^2) = sigma^2 sqrt(2 / R)
+    assert _variance_se(values) == pytest.approx(np.sqrt(2 / values.size), rel=0.1)
+
+
+def test_table2_comparison_z_by_hand():
+    """Issue 13, item 5: z = (ours - paper) / sqrt(SE_ours^2 + SE_paper^2)."""
+    summary = pd.DataFrame({"n": [80], "replicates": [10_000], "rho": [0.3863], "rho_se": [0.00926]})
+    tests = pd.DataFrame({"n": [80, 80], "test": "cv_t", "rho_hat": [0.0, 0.7], "rejection_rate": [0.1174, 0.0126],
+                          "rejections": [1174, 126], "replicates": 10_000})
+    c = table2_comparison(summary, tests, "letter").set_index("quantity")
+    rho = c.loc["rho"]
+    assert rho["paper"] == 42.16 and rho["paper_se"] == pytest.approx(0.926)
+    assert rho["z"] == pytest.approx((38.63 - 42.16) / math.hypot(0.926, 0.926), abs=1e-3)  # the 2.7 sigma cell
+    t1 = c.loc["type1_rho_hat_0"]
+    se_ours, se_paper = 100 * math.sqrt(0.1174 * 0.8826 / 1e4), 100 * math.sqrt(0.124 * 0.876 / PAPER_REPLICATES)
+    assert t1["z"] == pytest.approx((11.74 - 12.4) / math.hypot(se_ours, se_paper))
+
+
+# ----------------------------------------------------------------------------- headline
+def test_cv_variance_headline_shows_rho_type1_and_the_paper(table2_run):
+    result, out = table2_run
+    text = result.headline()
+    lines = text.splitlines()
+    assert "rho (%)" in lines[0] and "Grandvalet & Bengio (2006) Table 2, letter" in lines[0]
+    for n, paper_rho in ((20, "52.45"), (40, "43.43")):
+        line = next(line for line in lines if line.strip().startswith(f"n={n} "))
+        assert re.search(r"rho \d+\.\d\d ± \d+\.\d\d \(paper " + paper_rho + r", z [+-]\d+\.\d\)", line), line
+        assert "rho_hat=0 " in line and "rho_hat=0.7 " in line
+    assert (out / "headline.txt").read_text().strip() == text.strip()
+
+
+def test_cli_run_ends_with_the_headline_then_the_files(tmp_path):
+    import subprocess
+    import sys
+
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-m", "simstudy.cli", "study.sizes=[20]", "study.replicates=20",
+                           "runner.n_jobs=1", "runner.progress=false", f"hydra.run.dir={tmp_path / 'run'}"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if not line.startswith("[")]
+    assert lines[0].startswith("cv_variance (") and "type-I error" in lines[0]
+    assert any(line.strip().startswith("n=20 ") and "rho " in line for line in lines)
+    assert lines[-1].startswith("simstudy: results in ") and "report.html" in lines[-1]
+
+
+def test_collect_prints_every_runs_headline_and_writes_a_sweep_report(table2_run, tmp_path):
+    import shutil
+
+    _, out = table2_run
+    for i in range(2):
+        shutil.copytree(out, tmp_path / "sweep" / str(i))
+    result = collect(tmp_path / "sweep")
+    text = "\n".join(result.headlines)
+    assert text.count("Grandvalet & Bengio (2006) Table 2, letter") == 2
+    report = (tmp_path / "sweep" / "collected_report.html").read_text()
+    assert report.count("<h4>") == 2 and "data:image/png;base64," in report
+    assert (tmp_path / "sweep" / "collected.tex").read_text().count(r"\toprule") == 1
+
+
+# ----------------------------------------------------------------------------- HTML and LaTeX
+def test_run_report_structure(table2_run):
+    """report.html: self-contained (no external resource), every section, tables and figures."""
+    result, out = table2_run
+    page = (out / "report.html").read_text()
+    for anchor in ("headline", "tables", "figures", "failures", "config", "provenance"):
+        assert f'id="{anchor}"' in page
+    assert page.count('<img src="data:image/png;base64,') == len(result.figures())
+    assert not re.search(r'(src|href)="(?!data:|#)', page)  # nothing fetched from elsewhere
+    assert "Table 2 of Grandvalet &amp; Bengio (2006), letter" in page
+    assert "52.45" in page and "Wilson" in page
+    assert "0 failed replicate(s) of 120" in page
+    manifest = result.manifest
+    assert manifest["environment"]["git_commit"].split("-")[0] in page
+
+
+def test_latex_tables_are_booktabs_and_escaped(table2_run):
+    _, out = table2_run
+    tex = (out / "tables.tex").read_text()
+    assert tex.count(r"\begin{table}") == tex.count(r"\bottomrule") >= 3
+    assert r"$\pm$" in tex and "±" not in tex and r"rel. bias theta1 (\%)" in tex
+    frame = pd.DataFrame({"a_b": ["x & y"], "v": [0.123456]})
+    assert "a\\_b & v" in frame_to_latex(frame) and "x \\& y & 0.1235" in frame_to_latex(frame)
+    assert latex_escape("50% ± 1") == r"50\% $\pm$ 1"
+
+
+# ----------------------------------------------------------------------------- cv_clt tables
+def test_cv_clt_summary_md_has_counts_and_wilson_intervals():
+    """Issue 13 item 7: size and power as counts with Wilson intervals."""
+    from simstudy.studies.cv_clt.aggregate import rate_table
+
+    tests = pd.DataFrame({"comparison": "knn vs tree", "test": "cv_t", "n": [400, 800], "size": [0.036, 8 / 72],
+                          "size_count": [36, 8], "h0_replicates": [1002, 72], "size_low": [0.026, 0.0573],
+                          "size_high": [0.049, 0.2043]})
+    table = rate_table(tests, "size", "test")
+    assert table.loc[0, "n=800"] == "11.1 [5.7, 20.4] (8/72)"
+
+
+# ----------------------------------------------------------------------------- figures
+def test_size_axis_ticks_are_the_sizes_run_in_plain_numbers():
+    fig, ax = plt.subplots()
+    ax.plot([100, 200, 400, 3200], [1, 2, 3, 4])
+    size_axis(ax, [100, 200, 400, 3200])
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["100", "200", "400", "3200"] and ax.get_xscale() == "log"
+    plt.close(fig)
+
+
+def test_every_panel_has_at_most_five_series_and_a_legend_outside(table2_run):
+    result, _ = table2_run
+    for name, fig in result.figures().items():
+        for ax in fig.axes:
+            assert ax.get_legend() is None, name   # one figure legend, outside the axes
+            assert len([h for h in ax.get_legend_handles_labels()[1] if not h.startswith("_")]) <= 6, name
+        assert fig.legends, name
+        plt.close(fig)
+
+
+# ----------------------------------------------------------------------------- browser check
+_CHECKER = ROOT / "benchmarks" / "check_report_html.py"
+
+
+def _checker():
+    spec = importlib.util.spec_from_file_location("check_report_html", _CHECKER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_report_renders_in_headless_chromium(table2_run, tmp_path):
+    """The run report renders in a real browser (all images decode); a broken page is caught."""
+    checker = _checker()
+    browser = checker.find_chromium()
+    if browser is None:
+        pytest.skip("no Chromium (apt-get install -y chromium)")
+    _, out = table2_run
+    good = checker.check_report(out / "report.html", browser, min_sections=6)
+    assert good["problems"] == [] and good["images"] >= 3 and good["tables"] >= 3, good
+    broken = tmp_path / "broken.html"
+    broken.write_text((out / "report.html").read_text().replace("data:image/png;base64,", "data:image/png;base64,AA", 1))
+    assert any("did not render" in p for p in checker.check_report(broken, browser)["problems"])
+
+
+def test_in_memory_result_gives_its_report_and_latex(table2_run):
+    result, _ = table2_run
+    page = result.html()
+    assert page.startswith("<!DOCTYPE html>") and 'id="provenance"' in page
+    assert result.latex().count(r"\toprule") == len(result.report_tables())
