@@ -137,6 +137,12 @@ POPULATIONS.register("letter", f"{_P}.builders:tabular",
 POPULATIONS.register("forest", f"{_P}.builders:tabular",
                      "Forest CoverType (581,012 x 54), class 2 vs the rest",
                      f"{_P}.configs:FOREST", kind="tabular")
+POPULATIONS.register("gaussian_linear", f"{_P}.builders:gaussian_linear",
+                     "regression: x ~ N(0, Sigma), y = x.beta + sigma eps (exact risk of linear models)",
+                     f"{_P}.configs:GAUSSIAN_LINEAR")
+POPULATIONS.register("friedman1", f"{_P}.builders:friedman1",
+                     "regression: Friedman #1 (truth from a fixed sample, Monte Carlo error reported)",
+                     f"{_P}.configs:FRIEDMAN1")
 POPULATIONS.register("custom", f"{_P}.builders:custom",
                      "your own population class: population._target_=package.module.Class",
                      f"{_P}.configs:CUSTOM")
@@ -150,6 +156,10 @@ for _name, _description in (
         ("logistic_regression", "LogisticRegression"),
         ("knn", "5-nearest neighbours"),
         ("random_forest", "RandomForestClassifier, 100 trees"),
+        ("ols", "regression: LinearRegression (ordinary least squares)"),
+        ("ridge_regressor", "regression: Ridge (alpha=1)"),
+        ("tree_regressor", "regression: DecisionTreeRegressor"),
+        ("knn_regressor", "regression: 5-nearest-neighbours regressor"),
         ("custom", "your own learner object: learner._target_=package.module.Class")):
     LEARNERS.register(_name, "simstudy.learners:build_learner", _description, f"{_L}:{_name.upper()}")
 

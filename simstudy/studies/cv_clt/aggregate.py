@@ -43,7 +43,9 @@ def _procedure_tests(group: pd.DataFrame, alternative: str) -> dict[str, Any]:
     interval; intervals are not clipped to the loss's bounds (see :func:`aggregate`).
     """
     n, K = int(group["n"].iloc[0]), int(group["K"].iloc[0])
-    m = n // K
+    # the repeated train/validation splits test on n // K points whatever n (the worker draws
+    # them with train_validation_splits(n, n // K, ...)); K-fold folds may differ by one point
+    n_test = n // K
     fm, tv = _stack(group["fold_means"]), _stack(group["tv_estimates"])
     return {
         "cv_clt_all_pairs": z_test(group["estimate"], group["sigma_out"] / np.sqrt(n), alternative=alternative),
@@ -52,8 +54,8 @@ def _procedure_tests(group: pd.DataFrame, alternative: str) -> dict[str, Any]:
         "cv_t": cv_t_test(fm, alternative=alternative),
         "cv_t_rho0.7": cv_t_test(fm, rho=0.7, alternative=alternative),
         "5x2cv_t": five_by_two_t_test(_stack(group["five_by_two"]).reshape(-1, 5, 2), alternative=alternative),
-        "repeated_tv_t": resampled_t_test(tv, n - m, m, correction=None, alternative=alternative),
-        "nadeau_bengio": resampled_t_test(tv, n - m, m, correction="nadeau-bengio", alternative=alternative),
+        "repeated_tv_t": resampled_t_test(tv, n - n_test, n_test, correction=None, alternative=alternative),
+        "nadeau_bengio": resampled_t_test(tv, n - n_test, n_test, correction="nadeau-bengio", alternative=alternative),
     }
 
 
@@ -110,7 +112,10 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
                             **_rate_columns("coverage", (low <= t) & (t <= high)),
                             **_rate_columns("coverage_full", (low <= tf) & (tf <= high)),
                             "mean_width": float(np.mean(high - low)), "median_width": float(np.median(high - low)),
-                            "mean_target": float(t.mean()), "sd_target": float(t.std(ddof=1)) if t.size > 1 else np.nan})
+                            "mean_target": float(t.mean()), "sd_target": float(t.std(ddof=1)) if t.size > 1 else np.nan,
+                            # Monte Carlo error of the truth (a fixed evaluation sample), when it is not exact
+                            **({"target_mc_se": float(group["target_mc_se"].mean())}
+                               if "target_mc_se" in group else {})})
         if kind != "comparison":
             continue
         h0 = target >= 0

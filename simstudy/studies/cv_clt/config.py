@@ -39,7 +39,8 @@ class CVCLTConfig(StudyConfig):
     nested_cv_replicates: int = 50
     #: Repetitions R of nested CV (each costs K(K-1)/2 + K fits).
     nested_cv_repetitions: int = 3
-    #: Loss: zero_one (the paper's), log_loss, or the import path of a function (y, y_hat).
+    #: Loss: zero_one (the paper's), log_loss, squared or absolute (regression), or the import
+    #: path of a function (y, y_hat).
     loss: Any = "zero_one"
 
     def validate(self) -> None:
@@ -48,8 +49,7 @@ class CVCLTConfig(StudyConfig):
             fail("study.K", K, "use at least 2 folds (3 with nested CV).")
         if self.nested_cv_replicates > 0 and K < 3:
             fail("study.K", K, "nested CV needs K >= 3; raise study.K or set study.nested_cv_replicates=0.")
-        validate_sizes(self.sizes, K, 2, "the within-fold and hold-out variances need m = n/K >= 2",
-                       equal_folds="the fold statistics assume equal folds")
+        validate_sizes(self.sizes, K, 2, "the within-fold and hold-out variances need folds of >= 2 examples")
         if isinstance(self.replicates, bool) or not isinstance(self.replicates, int) or self.replicates < 2:
             fail("study.replicates", self.replicates, "need at least 2 replicates.")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:

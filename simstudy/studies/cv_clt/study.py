@@ -48,11 +48,17 @@ class CVCLTStudy(Study):
 
     def check(self) -> None:
         pop = self.population
-        if not (hasattr(pop, "evaluation_set") and hasattr(pop, "X")):
-            raise ConfigError(f"population={pop.name!r} is invalid for study=cv_clt: it needs the exact error of every "
-                              "model, i.e. a finite population: use population=letter (or population=tabular with "
-                              "population.path=...).")
         import numpy as np
+
+        from simstudy.truth import truth_available
+
+        for name, learner in self.learners.items():
+            why = truth_available(pop, learner)
+            if why:
+                raise ConfigError(f"population={pop.name!r} is invalid for study=cv_clt: it needs the true risk of "
+                                  f"every model ({why}); use a finite population (population=letter, "
+                                  "population=tabular with population.path=...) or one with a truth "
+                                  "(gaussian_linear, friedman1).")
 
         check_loss(self.loss, pop.sample(min(self.config.sizes), np.random.default_rng(0)).y,
                    getattr(pop, "task", "classification"))

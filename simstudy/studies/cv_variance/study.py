@@ -18,6 +18,7 @@ from simstudy.losses import check_loss, resolve_loss
 from simstudy.populations.base import ResidualPopulation
 from simstudy.report import frame_to_markdown, table2_markdown
 from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
+                                   validate_sizes,
                                    with_labels)
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.config import CVVarianceConfig
@@ -50,6 +51,9 @@ class CVVarianceStudy(Study):
 
     def check(self) -> None:
         if isinstance(self.population, ResidualPopulation):
+            # residuals are drawn as (K, m) blocks: equal folds only
+            validate_sizes(self.config.sizes, self.config.K, 2, "", equal_folds=f"population "
+                           f"{self.population.name!r} draws residuals in equal blocks")
             return
         if self.config.truth:
             why = truth_available(self.population, self.learner)
