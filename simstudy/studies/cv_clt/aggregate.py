@@ -129,9 +129,10 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
     return pd.DataFrame(summary), pd.DataFrame(tests)
 
 
-def coverage_table(summary: pd.DataFrame, column: str) -> pd.DataFrame:
-    """A column of the summary as a table: one row per (subject, procedure), one column per n (in %)."""
+def coverage_table(summary: pd.DataFrame, column: str, scale: float = 100) -> pd.DataFrame:
+    """A column of the summary as a table: one row per (subject, procedure), one column per n
+    (times ``scale``: in % by default; scale=1 keeps a width in loss units)."""
     table = summary.pivot_table(index=["subject", "procedure"], columns="n", values=column, sort=False)
-    table = (100 * table).round(1)
+    table = (scale * table).round(1 if scale == 100 else 4)
     table.columns = [f"n={c}" for c in table.columns]
     return table.reset_index()

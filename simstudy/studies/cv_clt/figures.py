@@ -22,18 +22,22 @@ def _panels(count: int, width: float = 5.2, height: float = 4.0):
     return fig, list(axes[0])
 
 
-def _line(ax, frame: pd.DataFrame, x: str, y: str, proc: str, low: str | None = None, high: str | None = None):
+def _line(ax, frame: pd.DataFrame, x: str, y: str, proc: str, low: str | None = None, high: str | None = None,
+          scale: float = 100):
     color, marker, style = _STYLE.get(proc, ("k", ".", "-"))
     frame = frame.sort_values(x)
     yerr = None
     if low and high:
-        yerr = np.clip(np.vstack([frame[y] - frame[low], frame[high] - frame[y]]) * 100, 0, None)
-    ax.errorbar(frame[x], frame[y] * 100, yerr=yerr, color=color, marker=marker, linestyle=style, markersize=4,
+        yerr = np.clip(np.vstack([frame[y] - frame[low], frame[high] - frame[y]]) * scale, 0, None)
+    ax.errorbar(frame[x], frame[y] * scale, yerr=yerr, color=color, marker=marker, linestyle=style, markersize=4,
                 capsize=2, label=proc)
 
 
-def cv_clt_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float) -> dict:
-    """coverage_vs_n, coverage_full_vs_n, width_vs_n and (with comparisons) size_power_vs_n."""
+def cv_clt_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float, rate_loss: bool = True) -> dict:
+    """coverage_vs_n, coverage_full_vs_n, width_vs_n and (with comparisons) size_power_vs_n.
+
+    ``rate_loss``: the loss is a rate in [0, 1] (widths in percentage points); otherwise
+    (squared, absolute... losses) widths are shown in the loss's units."""
     out = {}
     learners = summary[summary["kind"] == "learner"]
     names = list(dict.fromkeys(learners["subject"]))
@@ -52,11 +56,11 @@ def cv_clt_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float) -> 
         fig, axes = _panels(len(names))
         for ax, name in zip(axes, names):
             for proc, frame in learners[learners["subject"] == name].groupby("procedure", sort=False):
-                _line(ax, frame, "n", "mean_width", proc)
+                _line(ax, frame, "n", "mean_width", proc, scale=100 if rate_loss else 1)
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_xlabel("n")
-            ax.set_ylabel("mean interval width (percentage points)")
+            ax.set_ylabel("mean interval width (percentage points)" if rate_loss else "mean interval width (loss units)")
         out["width_vs_n"] = style_axes(fig, axes, names, legend_size=6)
     if tests is not None and len(tests):
         comparisons = list(dict.fromkeys(tests["comparison"]))

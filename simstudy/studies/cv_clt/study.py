@@ -100,7 +100,11 @@ class CVCLTStudy(Study):
     def figures(self, tables: StudyTables) -> dict[str, Any]:
         from simstudy.studies.cv_clt.figures import cv_clt_figures
 
-        return cv_clt_figures(tables.summary, tables.tests, float(self.config.alpha))
+        return cv_clt_figures(tables.summary, tables.tests, float(self.config.alpha), self._rate_loss())
+
+    def _rate_loss(self) -> bool:
+        """The loss is a rate in [0, 1] (0-1 loss): widths in percentage points, else in loss units."""
+        return self.loss is None or tuple(self.loss.bounds) == (0.0, 1.0)
 
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
         alpha, summary, tests = float(self.config.alpha), tables.summary, tables.tests
@@ -112,8 +116,8 @@ class CVCLTStudy(Study):
                  frame_to_markdown(coverage_table(learners, "coverage")), "",
                  "Coverage (%) of Err_XY, the error of the model trained on all n points (nested CV's target):", "",
                  frame_to_markdown(coverage_table(learners, "coverage_full")), "",
-                 "Mean width (percentage points):", "",
-                 frame_to_markdown(coverage_table(learners, "mean_width")), ""]
+                 f"Mean width ({'percentage points' if self._rate_loss() else 'loss units'}):", "",
+                 frame_to_markdown(coverage_table(learners, "mean_width", 100 if self._rate_loss() else 1)), ""]
         if tests is not None and len(tests):
             for column, title in (("size", "Size (%): rejection rate among replicates with R_n(A) - R_n(B) >= 0"),
                                   ("power", "Power (%): rejection rate among replicates with R_n(A) - R_n(B) < 0"),

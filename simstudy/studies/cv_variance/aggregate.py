@@ -78,6 +78,13 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
                        # E[mu_hat] = E[true error] exactly (test points are fresh draws): a check
                        cv_minus_true_z=(mh.mean - te.mean) / np.sqrt(
                            np.var(g["mu_hat"] - g["true_error"], ddof=1) / len(g)))
+        # spread of mu_hat (and of the true error) across training sets: the learning curve's bands
+        row.update(mu_hat_sd=float(np.sqrt(theta)) if theta >= 0 else np.nan,
+                   mu_hat_q05=float(g["mu_hat"].quantile(0.05)) if len(g) else np.nan,
+                   mu_hat_q95=float(g["mu_hat"].quantile(0.95)) if len(g) else np.nan)
+        if "true_error" in g and len(g):
+            row.update(true_error_q05=float(g["true_error"].quantile(0.05)),
+                       true_error_q95=float(g["true_error"].quantile(0.95)))
         row.update(theta=theta, rho=rho.value, rho_se=rho.se,
                    theta3_zero=int(zero_spread(np.stack(g["fold_means"].to_numpy())).sum()) if len(g) else 0)
         for name in THETAS:

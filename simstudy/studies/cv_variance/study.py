@@ -91,7 +91,7 @@ class CVVarianceStudy(Study):
         from simstudy.studies.cv_variance.figures import cv_variance_figures
 
         return cv_variance_figures(tables.summary, tables.tests, self.config.alpha, self.config.paper,
-                                   self._label(tables))
+                                   self._label(tables), loss=self.loss.name if self.loss is not None else "loss")
 
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
         directory = Path(directory)
