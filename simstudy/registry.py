@@ -114,6 +114,9 @@ STUDIES.register("cv_variance", f"{_S}.cv_variance.study:CVVarianceStudy",
 STUDIES.register("cv_clt", f"{_S}.cv_clt.study:CVCLTStudy",
                  "Bayle et al. (2020): coverage of CV intervals, size and power of CV tests",
                  f"{_S}.cv_clt.config:CVCLTConfig")
+STUDIES.register("cv_clt_regression", f"{_S}.cv_clt.study:CVCLTStudy",
+                 "cv_clt with ridge, 10-NN and tree regressors and the squared loss (for regression populations)",
+                 f"{_S}.cv_clt.config:CV_CLT_REGRESSION", kind="cv_clt")
 STUDIES.register("nedelko_fisher", f"{_S}.nedelko_fisher.study:NedelkoFisherStudy",
                  "Nedelko: LOO vs K-fold vs empirical risk for Fisher's discriminant (Figure 3)",
                  f"{_S}.nedelko_fisher.config:NedelkoFisherConfig")

@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 
 from simstudy.studies.base import StudyConfig, extent, fail, report, validate_level, validate_sizes
 
-__all__ = ["CVCLTConfig"]
+__all__ = ["CVCLTConfig", "CV_CLT_REGRESSION"]
 
 
 def _default_learners() -> Dict[str, Any]:
@@ -72,3 +72,18 @@ class CVCLTConfig(StudyConfig):
                 fail("study.comparisons", [list(p) for p in self.comparisons],
                      f"each comparison is a pair [A, B] of names in study.learners ({list(self.learners)}); "
                      f"got {list(pair)}.")
+
+
+def _regression_learners() -> Dict[str, Any]:
+    return {
+        "ridge": {"_target_": "sklearn.linear_model.Ridge", "alpha": 1.0},
+        "knn": {"_target_": "sklearn.neighbors.KNeighborsRegressor", "n_neighbors": 10},
+        "tree": {"_target_": "sklearn.tree.DecisionTreeRegressor", "max_depth": 6},
+    }
+
+
+#: The study with regressors and the squared loss (``study=cv_clt_regression``; it is study
+#: cv_clt, with other defaults: a preset's learners replace the classifiers rather than being
+#: merged with them, as a Hydra override of study.learners would be).
+CV_CLT_REGRESSION = CVCLTConfig(learners=_regression_learners(),
+                                comparisons=[["tree", "tree"], ["knn", "tree"], ["ridge", "knn"]], loss="squared")
