@@ -242,6 +242,7 @@ def test_label_noise_flips_at_rate_eta_and_is_coupled_across_eta():
     # the streams do not depend on eta (seed_params does: the run identity)
     a, b = LabelNoisePopulation(base, 0.1), LabelNoisePopulation(base, 0.3)
     assert a.stream_params() == b.stream_params() and a.seed_params() != b.seed_params()
+    assert a.fingerprint == base.fingerprint          # the data stay part of the run's identity
 
 
 def test_noisy_truth_closed_form_equals_the_weighted_evaluation_set():

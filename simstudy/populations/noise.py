@@ -73,6 +73,13 @@ class LabelNoisePopulation(Population):
             if not (callable(getattr(base, "evaluation_set", None)) or callable(getattr(base, "exact_risks", None))):
                 setattr(self, part, None)
 
+    @property
+    def fingerprint(self) -> str | None:
+        """The base population's data fingerprint (part of a run's identity, as without noise)."""
+        from simstudy.engine import data_fingerprint
+
+        return data_fingerprint(self.base)
+
     # -- sampling
     def stream_params(self) -> dict[str, Any]:
         """What seeds the random streams: the base population's parameters (not eta, see above)."""
