@@ -102,6 +102,16 @@ class CVCLTStudy(Study):
 
         return cv_clt_figures(tables.summary, tables.tests, float(self.config.alpha), self._rate_loss())
 
+    @staticmethod
+    def _truth_note(learners: pd.DataFrame) -> list[str]:
+        """A line on the Monte Carlo error of the truth, when it is not exact."""
+        if "target_mc_se" not in learners or not learners["target_mc_se"].notna().any():
+            return []
+        rel = (learners["target_mc_se"] / learners["mean_target"].abs()).max()
+        return [f"The truth is a Monte Carlo value (a fixed evaluation sample of the population): standard error of "
+                f"R_n up to {learners['target_mc_se'].max():.4g} ({100 * rel:.2g}% of R_n; target_mc_se in "
+                "summary.csv).", ""]
+
     def _rate_loss(self) -> bool:
         """The loss is a rate in [0, 1] (0-1 loss): widths in percentage points, else in loss units."""
         return self.loss is None or tuple(self.loss.bounds) == (0.0, 1.0)
@@ -114,6 +124,7 @@ class CVCLTStudy(Study):
                  "Coverage (%) of the k-fold test error R_n (nominal "
                  f"{100 * (1 - alpha):g}%); Wilson intervals in summary.csv.", "",
                  frame_to_markdown(coverage_table(learners, "coverage")), "",
+                 *self._truth_note(learners),
                  "Coverage (%) of Err_XY, the error of the model trained on all n points (nested CV's target):", "",
                  frame_to_markdown(coverage_table(learners, "coverage_full")), "",
                  f"Mean width ({'percentage points' if self._rate_loss() else 'loss units'}):", "",
