@@ -240,7 +240,9 @@ def test_a_case_run_as_its_own_process_gives_the_same_outcome(outcomes, files, t
 def test_the_cases_cover_every_group():
     assert len(CASES) >= 40
     text = " ".join(" ".join(o) for o, _ in CASES)
-    for study in STUDIES:
+    for study, entry in STUDIES.items():
+        if not entry.target.startswith("simstudy."):   # a user's study registered by an earlier test (examples/)
+            continue
         assert study == "cv_variance" or f"study={study}" in text, study
     for population in POPULATIONS:
         assert population == "logistic" or f"population={population}" in text, population
