@@ -287,3 +287,23 @@ def test_readme_regression_examples_run_as_written(monkeypatch, tmp_path):
     exec(compile(blocks[0], "README.md", "exec"), namespace)
     s = namespace["res"].summary
     assert list(s.n) == [40, 100] and (s.true_error_mean > 0).all() and s.failed.eq(0).all()
+
+
+def test_learning_curve_and_noise_curve_figures():
+    from simstudy.studies.cv_variance.figures import cv_variance_figures, sweep_figures
+
+    rows = []
+    for eta in (0.0, 0.1, 0.2):
+        for n in (20, 40):
+            rows.append({"population.label_noise": eta, "n": n, "K": 10, "mu_hat_mean": 0.3 + eta, "mu_hat_se": 0.01,
+                         "true_error_mean": 0.3, "true_error_se": 0.01, "rho": 0.2, "rho_se": 0.05,
+                         "mu_hat_q05": 0.2, "mu_hat_q95": 0.5, "true_error_q05": 0.25, "true_error_q95": 0.35})
+    summary = pd.DataFrame(rows)
+    out = sweep_figures(summary, None, ["population.label_noise"])
+    assert set(out) == {"rho_vs_n", "error_vs_label_noise"}
+    tests = pd.DataFrame({"n": [20, 40], "K": 10, "test": "cv_t", "rho_hat": 0.0, "alpha": 0.05,
+                          "rejection_rate": 0.05, "ci_low": 0.03, "ci_high": 0.08})
+    figs = cv_variance_figures(summary[summary["population.label_noise"] == 0], tests, 0.05, loss="squared")
+    assert "learning_curve" in figs
+    ax = figs["learning_curve"].axes[0]
+    assert ax.get_ylabel() == "expected squared loss" and len(ax.lines) == 2   # mu_hat and the true error
