@@ -50,7 +50,7 @@ CASES = [
     (["study=cv_clt", "study.nested_cv_repetitions=0"], "study.nested_cv_repetitions"),
     (["study=cv_clt", "learner=knn"], "learner=knn"),
     # study=cv_clt_regression (cv_clt with regressors): on a classification population
-    (["study=cv_clt_regression", "study.replicates=2"], "study.learners"),
+    (["study=cv_clt_regression", "study.replicates=2"], "population='logistic' is invalid for study=cv_clt"),
     # study=nedelko_fisher
     (["study=nedelko_fisher", "study.sample_size=[1]"], "study.sample_size"),
     (["study=nedelko_fisher", "study.bayes_error=[0.7]"], "study.bayes_error"),
