@@ -132,6 +132,9 @@ STUDIES.register("cv_variance", f"{_S}.cv_variance.study:CVVarianceStudy",
 STUDIES.register("cv_clt", f"{_S}.cv_clt.study:CVCLTStudy",
                  "Bayle et al. (2020): coverage of CV intervals, size and power of CV tests",
                  f"{_S}.cv_clt.config:CVCLTConfig")
+STUDIES.register("cv_clt_regression", f"{_S}.cv_clt.study:CVCLTStudy",
+                 "cv_clt with ridge, 10-NN and tree regressors and the squared loss (for regression populations)",
+                 f"{_S}.cv_clt.config:CV_CLT_REGRESSION", kind="cv_clt")
 STUDIES.register("nedelko_fisher", f"{_S}.nedelko_fisher.study:NedelkoFisherStudy",
                  "Nedelko: LOO vs K-fold vs empirical risk for Fisher's discriminant (Figure 3)",
                  f"{_S}.nedelko_fisher.config:NedelkoFisherConfig")
@@ -158,6 +161,12 @@ POPULATIONS.register("letter", f"{_P}.builders:tabular",
 POPULATIONS.register("forest", f"{_P}.builders:tabular",
                      "Forest CoverType (581,012 x 54), class 2 vs the rest",
                      f"{_P}.configs:FOREST", kind="tabular")
+POPULATIONS.register("gaussian_linear", f"{_P}.builders:gaussian_linear",
+                     "regression: x ~ N(0, Sigma), y = x.beta + sigma eps (exact risk of linear models)",
+                     f"{_P}.configs:GAUSSIAN_LINEAR")
+POPULATIONS.register("friedman1", f"{_P}.builders:friedman1",
+                     "regression: Friedman #1 (truth from a fixed sample, Monte Carlo error reported)",
+                     f"{_P}.configs:FRIEDMAN1")
 POPULATIONS.register("custom", f"{_P}.builders:custom",
                      "your own population class: population._target_=package.module.Class",
                      f"{_P}.configs:CUSTOM")
@@ -171,6 +180,10 @@ for _name, _description in (
         ("logistic_regression", "LogisticRegression"),
         ("knn", "5-nearest neighbours"),
         ("random_forest", "RandomForestClassifier, 100 trees"),
+        ("ols", "regression: LinearRegression (ordinary least squares)"),
+        ("ridge_regressor", "regression: Ridge (alpha=1)"),
+        ("tree_regressor", "regression: DecisionTreeRegressor"),
+        ("knn_regressor", "regression: 5-nearest-neighbours regressor"),
         ("custom", "your own learner object: learner._target_=package.module.Class")):
     LEARNERS.register(_name, "simstudy.learners:build_learner", _description, f"{_L}:{_name.upper()}")
 

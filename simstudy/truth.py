@@ -7,18 +7,31 @@
    neighbour lists);
 2. the population's closed form (``population.exact_risks(learner, models, loss)``, e.g. the
    risk of a linear predictor in a Gaussian linear model), when it returns one;
-3. the mean loss over the population's evaluation set (``population.evaluation_set()``): the
-   whole data set of a finite population (exact, because training sets are drawn from it
-   uniformly), or a large fixed sample of an infinite one (a Monte Carlo value whose error the
-   population reports).
+3. the mean loss over the population's evaluation set (``population.evaluation_set()``,
+   weighted by ``population.evaluation_weights`` when the population has them): the whole
+   data set of a finite population (exact, because training sets are drawn from it
+   uniformly), or a large fixed sample of an infinite one (``population.evaluation_is_sample``:
+   a Monte Carlo value, whose standard error sd(loss) / sqrt(N) :func:`true_risks` reports).
+
+A population's ``exact_risks`` returns an array (exact values), a :class:`RiskValues` (values
+with their Monte Carlo errors) or None (no closed form for this learner, model or loss).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["model_risks", "truth_available"]
+__all__ = ["RiskValues", "model_risks", "true_risks", "truth_available"]
+
+
+@dataclass(frozen=True)
+class RiskValues:
+    """True risks of fitted models and the Monte Carlo standard error of each (0 where exact)."""
+
+    values: np.ndarray
+    mc_se: np.ndarray
 
 
 def truth_available(population: Any, learner: Any) -> str:
@@ -31,7 +44,12 @@ def truth_available(population: Any, learner: Any) -> str:
 
 
 def model_risks(learner: Any, models: Sequence[Any], population: Any, loss: Any) -> np.ndarray:
-    """True risk (expected ``loss``) of each fitted model on ``population``.
+    """True risk (expected ``loss``) of each fitted model on ``population`` (the values of :func:`true_risks`)."""
+    return true_risks(learner, models, population, loss).values
+
+
+def true_risks(learner: Any, models: Sequence[Any], population: Any, loss: Any) -> RiskValues:
+    """True risk (expected ``loss``) of each fitted model on ``population``, with its Monte Carlo error.
 
     Parameters
     ----------
@@ -42,20 +60,29 @@ def model_risks(learner: Any, models: Sequence[Any], population: Any, loss: Any)
 
     Returns
     -------
-    ndarray (len(models),)
+    RiskValues
+        ``values`` and ``mc_se``, arrays of length ``len(models)``.
     """
+    zero = np.zeros(len(models))
     if loss.name == "zero_one" and callable(getattr(learner, "population_errors", None)) \
             and hasattr(population, "X"):
-        return np.asarray(learner.population_errors(list(models), population), dtype=float)
+        return RiskValues(np.asarray(learner.population_errors(list(models), population), dtype=float), zero)
     exact = getattr(population, "exact_risks", None)
     if callable(exact):
         risks = exact(learner, models, loss)
+        if isinstance(risks, RiskValues):
+            return risks
         if risks is not None:
-            return np.asarray(risks, dtype=float)
+            return RiskValues(np.asarray(risks, dtype=float), zero)
     X, y = population.evaluation_set(getattr(learner, "dtype", np.float64))
-    out = np.empty(len(models))
+    weights = getattr(population, "evaluation_weights", None)
+    sampled = bool(getattr(population, "evaluation_is_sample", False))
+    out, se = np.empty(len(models)), zero.copy()
     for i, model in enumerate(models):
         pred = learner.predict_features(model, X)
         proba = learner.predict_features_proba(model, X) if loss.needs_proba else None
-        out[i] = np.mean(loss(y, pred, proba))
-    return out
+        values = loss(y, pred, proba)
+        out[i] = np.average(values, weights=weights)
+        if sampled:
+            se[i] = np.std(values, ddof=1) / np.sqrt(values.size)
+    return RiskValues(out, se)

@@ -38,7 +38,7 @@ def test_readme_python_api_examples_run_as_written(monkeypatch, tmp_path, capsys
     finally:
         shutil.rmtree(ROOT / "runs" / "api_letter", ignore_errors=True)
     out = capsys.readouterr().out
-    assert "study.sizes=[25] is invalid" in out and "bootstrap632" in out
+    assert "study.sizes=[15] is invalid" in out and "bootstrap632" in out
     assert namespace["res"].study.name == "bootstrap632"
 
 
@@ -48,7 +48,7 @@ def _cli(*args):
 
 
 @pytest.mark.parametrize("kwargs,override", [
-    ({"sizes": [25]}, "study.sizes=[25]"),
+    ({"sizes": [15]}, "study.sizes=[15]"),
     ({"K": 1}, "study.K=1"),
     ({"alpha": 1.5}, "study.alpha=1.5"),
     ({"seed": -1}, "study.seed=-1"),

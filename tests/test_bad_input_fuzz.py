@@ -49,6 +49,8 @@ CASES = [
     (["study=cv_clt", "study.sizes=[5]"], "study.sizes"),
     (["study=cv_clt", "study.nested_cv_repetitions=0"], "study.nested_cv_repetitions"),
     (["study=cv_clt", "learner=knn"], "learner=knn"),
+    # study=cv_clt_regression (cv_clt with regressors): on a classification population
+    (["study=cv_clt_regression", "study.replicates=2"], "population='logistic' is invalid for study=cv_clt"),
     # study=nedelko_fisher
     (["study=nedelko_fisher", "study.sample_size=[1]"], "study.sample_size"),
     (["study=nedelko_fisher", "study.bayes_error=[0.7]"], "study.bayes_error"),
@@ -87,6 +89,11 @@ CASES = [
     (["population=custom"], "population._target_"),
     (["population=custom", "population._target_=nope.Nope"], "population._target_"),
     (["population=nope"], "population"),
+    (["population=gaussian_linear", "population.p=0", "learner=ols", "study.loss=squared"], "population.p"),
+    (["population=friedman1", "population.sigma=0", "learner=tree_regressor", "study.loss=squared"],
+     "population.sigma"),
+    (["population=logistic", "population.label_noise=2"], "population.label_noise"),
+    (["population=logistic", "population.noise_truth=nope"], "population.noise_truth"),
     # learner presets
     (["+learner.estimator.foo=1"], "learner.estimator"),
     (["learner.engine=nope"], "learner.engine"),
@@ -98,6 +105,10 @@ CASES = [
     (["learner=logistic_regression", "learner.fast_path=maybe"], "learner.fast_path"),
     (["learner=random_forest", "learner.engine=numba"], "learner.engine"),
     (["learner=custom"], "learner._target_"),
+    (["learner=ols"], "learner='ols'"),
+    (["learner=ridge_regressor", "learner.estimator.alpha=-1"], "learner.estimator"),
+    (["learner=tree_regressor", "study.loss=nope"], "study.loss"),
+    (["learner=knn_regressor", "study.loss=squared"], "study.loss"),
     (["learner=nope"], "learner"),
     # runner
     (["runner.n_jobs=0"], "runner.n_jobs"),

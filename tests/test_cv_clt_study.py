@@ -116,7 +116,7 @@ def test_config_errors_name_the_field(compose_config, letter_like_file):
     validate(compose_config(*base))
     cases = [
         (["study=cv_clt"], "population"),                                   # logistic: no finite population
-        (base + ["study.sizes=[105]"], "study.sizes"),
+        (base + ["study.sizes=[15]"], "study.sizes"),
         (base + ["study.comparisons=[[tree,svm]]"], "study.comparisons"),
         (base + ["study.K=2"], "study.K"),
         (base + ["study.repeated_splits=1"], "study.repeated_splits"),

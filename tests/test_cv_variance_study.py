@@ -56,8 +56,9 @@ def test_exact_truth_on_a_finite_population():
     pop = TabularPopulation(X, y, name="toy")
     learner = SklearnLearner(DecisionTreeClassifier(max_depth=1), "stump")
     w = CVVarianceWorker(pop, learner, zero_one, make_conditions([20], 4, pop), seed=1, truth=True)
-    blocks, labels, truth = w.replicate(w.conditions[0], 0)
-    assert truth.shape == (4,) and np.all((truth >= 0) & (truth <= 1))
+    losses, truth, truth_se = w.replicate(w.conditions[0], 0)
+    assert losses.shape == (20,) and truth.shape == (4,) and np.all((truth >= 0) & (truth <= 1))
+    assert np.all(truth_se == 0)  # a finite population's truth is exact
     rec = _records(w, 400, 1, 400, "sequential")
     # E[mu_hat] = E[true error of the fold models] exactly: paired z-test over replicates
     d = rec.mu_hat - rec.true_error

@@ -146,13 +146,15 @@ class _FakeResponse(io.BytesIO):
         return {}
 
 
-def _fake_openml(monkeypatch, data_id, X, y):
-    """Serve a tiny data set through sklearn's OpenML client, replacing only urlopen."""
+def _fake_openml(monkeypatch, data_id, X, y, numeric_target=False):
+    """Serve a tiny data set through sklearn's OpenML client, replacing only urlopen (a nominal
+    class, or with ``numeric_target`` a real-valued target)."""
     import sklearn.datasets._openml as openml_module
 
     arff = ["@RELATION letter", ""]
     arff += [f"@ATTRIBUTE x{i} NUMERIC" for i in range(X.shape[1])]
-    arff += ["@ATTRIBUTE class {" + ",".join(sorted(set(y))) + "}", "", "@DATA"]
+    arff += ["@ATTRIBUTE class NUMERIC" if numeric_target else "@ATTRIBUTE class {" + ",".join(sorted(set(y))) + "}",
+             "", "@DATA"]
     arff += [",".join([str(v) for v in row] + [c]) for row, c in zip(X, y)]
     arff_bytes = ("\n".join(arff) + "\n").encode()
     file_id = 1234
@@ -165,8 +167,8 @@ def _fake_openml(monkeypatch, data_id, X, y):
         {"index": str(i), "name": f"x{i}", "data_type": "numeric", "is_target": "false",
          "is_ignore": "false", "is_row_identifier": "false", "number_of_missing_values": "0"}
         for i in range(X.shape[1])] + [
-        {"index": str(X.shape[1]), "name": "class", "data_type": "nominal",
-         "nominal_value": sorted(set(y)), "is_target": "true", "is_ignore": "false",
+        {"index": str(X.shape[1]), "name": "class", "data_type": "numeric" if numeric_target else "nominal",
+         **({} if numeric_target else {"nominal_value": sorted(set(y))}), "is_target": "true", "is_ignore": "false",
          "is_row_identifier": "false", "number_of_missing_values": "0"}]}}
     qualities = {"data_qualities": {"quality": [{"name": "NumberOfInstances", "value": str(len(y))}]}}
     requested = []

@@ -11,7 +11,8 @@ from typing import Any, Dict
 
 from omegaconf import MISSING
 
-__all__ = ["LearnerConfig", "TREE", "RIDGE", "LDA", "LOGISTIC_REGRESSION", "KNN", "RANDOM_FOREST", "CUSTOM"]
+__all__ = ["LearnerConfig", "TREE", "RIDGE", "LDA", "LOGISTIC_REGRESSION", "KNN", "RANDOM_FOREST", "CUSTOM",
+           "OLS", "RIDGE_REGRESSOR", "TREE_REGRESSOR", "KNN_REGRESSOR"]
 
 
 @dataclass
@@ -42,5 +43,10 @@ LDA = _preset("lda", "sklearn.discriminant_analysis.LinearDiscriminantAnalysis",
 LOGISTIC_REGRESSION = _preset("logreg", "sklearn.linear_model.LogisticRegression", max_iter=1000)
 KNN = _preset("knn", "sklearn.neighbors.KNeighborsClassifier", n_neighbors=5)
 RANDOM_FOREST = _preset("random_forest", "sklearn.ensemble.RandomForestClassifier", n_estimators=100, n_jobs=1)
+# regressors (scikit-learn, one clone per fit; linear ones have exact truth on gaussian_linear)
+OLS = _preset("ols", "sklearn.linear_model.LinearRegression")
+RIDGE_REGRESSOR = _preset("ridge_regressor", "sklearn.linear_model.Ridge", alpha=1.0)
+TREE_REGRESSOR = _preset("tree_regressor", "sklearn.tree.DecisionTreeRegressor")
+KNN_REGRESSOR = _preset("knn_regressor", "sklearn.neighbors.KNeighborsRegressor", n_neighbors=5)
 #: A user's learner object: ``learner=custom learner._target_=package.module.Class``.
 CUSTOM: dict[str, Any] = {"name": "custom", "_target_": MISSING}

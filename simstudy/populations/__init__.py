@@ -43,6 +43,7 @@ def check_population(population: Any, field_name: str = "population") -> None:
 def validate_population_config(cfg: Mapping[str, Any]) -> None:
     """Field checks of a population config that need no data (run before anything is loaded)."""
     kind = cfg.get("kind", "custom" if "_target_" in cfg else None)
+    _validate_noise(cfg)
     if kind == "logistic":
         if not isinstance(cfg.get("bayes_error"), (int, float)) or not 0 < cfg["bayes_error"] < 0.5:
             raise ConfigError(f"population.bayes_error={cfg.get('bayes_error')!r} is invalid: the Bayes error must "
@@ -54,7 +55,20 @@ def validate_population_config(cfg: Mapping[str, Any]) -> None:
         if not cfg.get("sigma", 1.0) > 0:
             raise ConfigError(f"population.sigma={cfg.get('sigma')!r} is invalid: use a positive residual standard "
                               "deviation.")
+    elif kind in ("gaussian_linear", "friedman1"):
+        if not isinstance(cfg.get("sigma", 1.0), (int, float)) or not cfg.get("sigma", 1.0) > 0:
+            raise ConfigError(f"population.sigma={cfg.get('sigma')!r} is invalid: use a positive noise standard "
+                              "deviation.")
+        low = 5 if kind == "friedman1" else 1
+        if isinstance(cfg.get("p"), bool) or not isinstance(cfg.get("p", low), int) or cfg.get("p", low) < low:
+            raise ConfigError(f"population.p={cfg.get('p')!r} is invalid: use an integer >= {low}.")
     elif kind == "tabular":
+        if cfg.get("task", "classification") not in ("classification", "regression"):
+            raise ConfigError(f"population.task={cfg.get('task')!r} is invalid: use 'classification' (class labels) "
+                              "or 'regression' (a real-valued target).")
+        if cfg.get("task") == "regression" and cfg.get("positive") is not None:
+            raise ConfigError(f"population.positive={list(cfg['positive'])!r} is invalid with population.task="
+                              "regression: a regression target has no classes; set population.positive=null.")
         if cfg.get("path") is None and cfg.get("source") not in ("openml", "covtype"):
             raise ConfigError(f"population.source={cfg.get('source')!r} is invalid: use 'openml' (with "
                               "population.openml_id), 'covtype', or set population.path to a local file.")
@@ -101,4 +115,22 @@ def build_population(spec: Any) -> Any:
 
     population = POPULATIONS[cfg["kind"]].load()(cfg)
     check_population(population)
+    if cfg.get("label_noise") is not None:
+        from simstudy.populations.noise import LabelNoisePopulation
+
+        try:
+            population = LabelNoisePopulation(population, cfg["label_noise"], cfg.get("noise_truth", "clean"))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     return population
+
+
+def _validate_noise(cfg: Mapping[str, Any]) -> None:
+    """The label-noise fields (a transform of any classification population)."""
+    eta = cfg.get("label_noise")
+    if eta is not None and (isinstance(eta, bool) or not isinstance(eta, (int, float)) or not 0 <= eta < 1):
+        raise ConfigError(f"population.label_noise={eta!r} is invalid: the flip probability must lie in [0, 1) "
+                          "(null: no label noise).")
+    if cfg.get("noise_truth", "clean") not in ("clean", "noisy"):
+        raise ConfigError(f"population.noise_truth={cfg.get('noise_truth')!r} is invalid: use 'clean' (risk on the "
+                          "true labels) or 'noisy' (risk on labels flipped like the training labels).")

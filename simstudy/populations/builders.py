@@ -8,10 +8,36 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from simstudy.errors import ConfigError
+from simstudy.populations.regression import Friedman1Population, GaussianLinearPopulation
 from simstudy.populations.synthetic import GaussianFoldsPopulation, LogisticPopulation
 from simstudy.populations.tabular import TabularPopulation, build_tabular_population
 
-__all__ = ["logistic", "gaussian_folds", "tabular", "custom"]
+__all__ = ["logistic", "gaussian_folds", "tabular", "custom", "gaussian_linear", "friedman1"]
+
+#: Keys of every population config that are not the population's own (label noise: a transform).
+TRANSFORM_KEYS = ("label_noise", "noise_truth")
+
+
+def _made(build, cfg: Mapping[str, Any]):
+    """``build()``, with its ValueError (a bad field) as a ConfigError."""
+    try:
+        return build()
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def gaussian_linear(cfg: Mapping[str, Any]) -> GaussianLinearPopulation:
+    """x ~ N(0, Sigma), y = x.beta + sigma eps (exact risk of linear predictors)."""
+    beta = cfg.get("beta")
+    return _made(lambda: GaussianLinearPopulation(p=cfg.get("p", 5), beta=None if beta is None else list(beta),
+                                                  sigma=cfg.get("sigma", 1.0), correlation=cfg.get("correlation", 0.0),
+                                                  evaluation_size=cfg.get("evaluation_size", 100_000)), cfg)
+
+
+def friedman1(cfg: Mapping[str, Any]) -> Friedman1Population:
+    """Friedman #1 (truth from a fixed evaluation sample, Monte Carlo error reported)."""
+    return _made(lambda: Friedman1Population(p=cfg.get("p", 10), sigma=cfg.get("sigma", 1.0),
+                                             evaluation_size=cfg.get("evaluation_size", 100_000)), cfg)
 
 
 def logistic(cfg: Mapping[str, Any]) -> LogisticPopulation:
@@ -33,7 +59,7 @@ def custom(cfg: Mapping[str, Any]) -> Any:
     """A user's population class ``cfg["_target_"]`` called with the other keys as keyword arguments."""
     from simstudy.registry import import_path
 
-    spec = {k: v for k, v in cfg.items() if k not in ("kind", "name", "_target_")}
+    spec = {k: v for k, v in cfg.items() if k not in ("kind", "name", "_target_", *TRANSFORM_KEYS)}
     target = cfg.get("_target_")
     if not target or target == "???":
         raise ConfigError("population._target_ is missing: population=custom needs the import path of your "

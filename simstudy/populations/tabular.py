@@ -892,6 +892,7 @@ class TabularPopulation(Population):
     X : ndarray, shape (N, p)
         Finite numbers only.
     y : ndarray of int, shape (N,)
+        Class labels 0..C-1 (classification) or real targets (regression).
     name : str
     replace : bool
         Draw rows uniformly with replacement (the protocol of Grandvalet & Bengio's Table 2:
@@ -903,13 +904,19 @@ class TabularPopulation(Population):
         None: computed from ``X`` and ``y`` when first asked for.
     source : str or None
         Where the data come from ("file", "openml:6", "covtype"), for messages.
+    task : {"classification", "regression"}
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, name: str = "tabular", replace: bool = True,
                  seed_info: dict[str, Any] | None = None, fingerprint: str | None = None,
-                 source: str | None = None):
+                 source: str | None = None, task: str = "classification"):
+        if task not in ("classification", "regression"):
+            raise ValueError(f"population.task={task!r} is invalid: use 'classification' or 'regression'.")
+        self.task = task
         X = np.ascontiguousarray(X, dtype=np.float64)
-        y = np.ascontiguousarray(y, dtype=np.int64)
+        y = np.ascontiguousarray(y, dtype=np.int64 if task == "classification" else np.float64)
+        if task == "regression" and not np.all(np.isfinite(y)):
+            raise ValueError(f"population {name!r}: the regression target holds NaN or infinite values.")
         if X.ndim != 2 or y.shape != (X.shape[0],):
             raise ValueError(f"need X of shape (N, p) and y of shape (N,); got {X.shape} and {y.shape}.")
         _check_finite(X, name)
@@ -980,8 +987,10 @@ class TabularPopulation(Population):
         return {"kind": "tabular", "name": self.name, "replace": self.replace, **self._seed_info}
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "rows": self.size, "features": self.X.shape[1],
-                "positive_rate": float(np.mean(self.y == 1))}
+        out = {**super().describe(), "rows": self.size, "features": self.X.shape[1]}
+        if self.task == "regression":
+            return {**out, "task": "regression", "target_mean": float(self.y.mean()), "target_sd": float(self.y.std())}
+        return {**out, "positive_rate": float(np.mean(self.y == 1))}
 
     def sample(self, n: int, rng: np.random.Generator) -> Sample:
         if self.replace:
@@ -1015,6 +1024,8 @@ def build_tabular_population(cfg: Mapping[str, Any]) -> TabularPopulation:
     Seeds (:meth:`TabularPopulation.seed_params`) are those of the former builder: name, replace,
     positive labels, rows and features; the fingerprint stays out of them.
     """
+    if cfg.get("task", "classification") == "regression":
+        return _regression_population(cfg)
     data = load_tabular(cfg)
     positive = cfg.get("positive")
     positive = None if positive is None else [str(p) for p in positive]
@@ -1023,3 +1034,38 @@ def build_tabular_population(cfg: Mapping[str, Any]) -> TabularPopulation:
                  "rows": int(data.X.shape[0]), "features": int(data.X.shape[1])}
     return TabularPopulation(data.X, y, name=cfg.get("name", "tabular"), replace=cfg.get("replace", True),
                              seed_info=seed_info, fingerprint=data.fingerprint, source=data.source)
+
+
+def _regression_target(labels: np.ndarray, where: str) -> np.ndarray:
+    """The target column's cells as floats; refuses text, naming the first offending cell."""
+    try:
+        return labels.astype(np.float64)
+    except ValueError:
+        bad = next(i for i, v in enumerate(labels) if not _is_number(v))
+        raise ValueError(f"{where}: population.task=regression needs a numeric target, but the target column holds "
+                         f"{str(labels[bad])!r} (row {bad + 1} of the data); point population.label_column at "
+                         "the numeric target column, or use population.task=classification.") from None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _regression_population(cfg: Mapping[str, Any]) -> TabularPopulation:
+    """A file or OpenML data set with a real-valued target (``population.task=regression``).
+
+    ``label_column=auto`` means the last column for regression (the class-detection rules of
+    classification do not apply to real targets).
+    """
+    if cfg.get("label_column", "auto") == "auto":
+        cfg = {**cfg, "label_column": "last"}
+    data = load_tabular(cfg)
+    where = f"population.path={cfg.get('path')!r}" if cfg.get("path") else f"population.openml_id={cfg.get('openml_id')}"
+    y = _regression_target(np.asarray(data.labels), where)
+    seed_info = {"task": "regression", "rows": int(data.X.shape[0]), "features": int(data.X.shape[1])}
+    return TabularPopulation(data.X, y, name=cfg.get("name", "tabular"), replace=cfg.get("replace", True),
+                             seed_info=seed_info, fingerprint=data.fingerprint, source=data.source, task="regression")

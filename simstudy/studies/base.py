@@ -149,10 +149,14 @@ def size_conditions(study: str, sizes: Sequence[int], K: int, population) -> lis
 
     The learner is deliberately not part of the key: learners run on the same condition see
     the same training sets and fold assignments (common random numbers), and a condition's
-    seed does not depend on its position in a sweep.
+    seed does not depend on its position in a sweep. A population may seed its streams with
+    ``stream_params()`` instead of ``seed_params()`` (label noise: runs at every eta share the
+    base samples; the run's identity still holds eta).
     """
+    params = population.stream_params() if callable(getattr(population, "stream_params", None)) \
+        else population.seed_params()
     return [SizeCondition(int(n), int(K), condition_key({"study": study, "n": int(n), "K": int(K),
-                                                         "population": population.seed_params()}))
+                                                         "population": params}))
             for n in sizes]
 
 

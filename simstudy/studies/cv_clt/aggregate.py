@@ -49,7 +49,9 @@ def _procedure_tests(group: pd.DataFrame, alternative: str) -> dict[str, Any]:
     interval; intervals are not clipped to the loss's bounds (see :func:`aggregate`).
     """
     n, K = int(group["n"].iloc[0]), int(group["K"].iloc[0])
-    m = n // K
+    # the repeated train/validation splits test on n // K points whatever n (the worker draws
+    # them with train_validation_splits(n, n // K, ...)); K-fold folds may differ by one point
+    n_test = n // K
     fm, tv = _stack(group["fold_means"]), _stack(group["tv_estimates"])
     return {
         "cv_clt_all_pairs": z_test(group["estimate"], group["sigma_out"] / np.sqrt(n), alternative=alternative),
@@ -58,8 +60,8 @@ def _procedure_tests(group: pd.DataFrame, alternative: str) -> dict[str, Any]:
         "cv_t": cv_t_test(fm, alternative=alternative),
         "cv_t_rho0.7": cv_t_test(fm, rho=0.7, alternative=alternative),
         "5x2cv_t": five_by_two_t_test(_stack(group["five_by_two"]).reshape(-1, 5, 2), alternative=alternative),
-        "repeated_tv_t": resampled_t_test(tv, n - m, m, correction=None, alternative=alternative),
-        "nadeau_bengio": resampled_t_test(tv, n - m, m, correction="nadeau-bengio", alternative=alternative),
+        "repeated_tv_t": resampled_t_test(tv, n - n_test, n_test, correction=None, alternative=alternative),
+        "nadeau_bengio": resampled_t_test(tv, n - n_test, n_test, correction="nadeau-bengio", alternative=alternative),
     }
 
 
@@ -129,7 +131,10 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
                             **_rate_columns("coverage_holdout", ((low <= th) & (th <= high))[known]),
                             "mean_width": float(np.mean(high - low)), "width_se": _se(high - low),
                             "median_width": float(np.median(high - low)),
-                            "mean_target": float(t.mean()), "sd_target": float(t.std(ddof=1)) if t.size > 1 else np.nan})
+                            "mean_target": float(t.mean()), "sd_target": float(t.std(ddof=1)) if t.size > 1 else np.nan,
+                            # Monte Carlo error of the truth (a fixed evaluation sample), when it is not exact
+                            **({"target_mc_se": float(group["target_mc_se"].mean())}
+                               if "target_mc_se" in group else {})})
         if kind != "comparison":
             continue
         h0 = target >= 0
@@ -208,11 +213,14 @@ def loss_stability(records: pd.DataFrame, alpha: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def width_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Mean interval widths in percentage points ± 1.96 Monte Carlo SE, one column per n."""
+def width_table(summary: pd.DataFrame, scale: float = 100) -> pd.DataFrame:
+    """Mean interval widths ± 1.96 Monte Carlo SE, one column per n: in percentage points
+    (``scale`` 100, error rates) or in loss units (``scale`` 1)."""
     from simstudy.report.tables import with_error
 
-    cells = summary.assign(cell=[with_error(w, s, 100, 2) for w, s in zip(summary["mean_width"], summary["width_se"])])
+    decimals = 2 if scale == 100 else 4
+    cells = summary.assign(cell=[with_error(w, s, scale, decimals)
+                                 for w, s in zip(summary["mean_width"], summary["width_se"])])
     table = cells.pivot(index=["subject", "procedure"], columns="n", values="cell")
     table = table.reindex(list(dict.fromkeys(zip(summary["subject"], summary["procedure"]))))
     table.columns = [f"n={c}" for c in table.columns]

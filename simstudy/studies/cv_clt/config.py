@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 
 from simstudy.studies.base import StudyConfig, extent, fail, report, validate_level, validate_sizes
 
-__all__ = ["CVCLTConfig"]
+__all__ = ["CVCLTConfig", "CV_CLT_REGRESSION"]
 
 
 def _default_learners() -> Dict[str, Any]:
@@ -46,7 +46,8 @@ class CVCLTConfig(StudyConfig):
     #: ``nested_cv`` (factor 1 + ((K-2)/K)^1.5, SE floor from the inner losses, Err_CV from the
     #: first ceil(R/5) repetitions).
     nested_cv_method: str = "paper"
-    #: Loss: zero_one (the paper's), log_loss, or the import path of a function (y, y_hat).
+    #: Loss: zero_one (the paper's), log_loss, squared or absolute (regression), or the import
+    #: path of a function (y, y_hat).
     loss: Any = "zero_one"
 
     def validate(self) -> None:
@@ -55,8 +56,7 @@ class CVCLTConfig(StudyConfig):
             fail("study.K", K, "use at least 2 folds (3 with nested CV).")
         if self.nested_cv_replicates > 0 and K < 3:
             fail("study.K", K, "nested CV needs K >= 3; raise study.K or set study.nested_cv_replicates=0.")
-        validate_sizes(self.sizes, K, 2, "the within-fold and hold-out variances need m = n/K >= 2",
-                       equal_folds="the fold statistics assume equal folds")
+        validate_sizes(self.sizes, K, 2, "the within-fold and hold-out variances need folds of >= 2 examples")
         if isinstance(self.replicates, bool) or not isinstance(self.replicates, int) or self.replicates < 2:
             fail("study.replicates", self.replicates, "need at least 2 replicates.")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
@@ -85,3 +85,18 @@ class CVCLTConfig(StudyConfig):
                 fail("study.comparisons", [list(p) for p in self.comparisons],
                      f"each comparison is a pair [A, B] of names in study.learners ({list(self.learners)}); "
                      f"got {list(pair)}.")
+
+
+def _regression_learners() -> Dict[str, Any]:
+    return {
+        "ridge": {"_target_": "sklearn.linear_model.Ridge", "alpha": 1.0},
+        "knn": {"_target_": "sklearn.neighbors.KNeighborsRegressor", "n_neighbors": 10},
+        "tree": {"_target_": "sklearn.tree.DecisionTreeRegressor", "max_depth": 6},
+    }
+
+
+#: The study with regressors and the squared loss (``study=cv_clt_regression``; it is study
+#: cv_clt, with other defaults: a preset's learners replace the classifiers rather than being
+#: merged with them, as a Hydra override of study.learners would be).
+CV_CLT_REGRESSION = CVCLTConfig(learners=_regression_learners(),
+                                comparisons=[["tree", "tree"], ["knn", "tree"], ["ridge", "knn"]], loss="squared")

@@ -67,9 +67,12 @@ def _rate_grid(frame: pd.DataFrame, rows: list[str], row_key: str, proc_key: str
 
 
 def cv_clt_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float,
-                   stability: pd.DataFrame | None = None) -> dict:
+                   stability: pd.DataFrame | None = None, rate_loss: bool = True) -> dict:
     """coverage_vs_n, coverage_full_vs_n, width_vs_n, (with comparisons) size_power_vs_n and
-    (given the loss-stability table) loss_stability_vs_n."""
+    (given the loss-stability table) loss_stability_vs_n.
+
+    ``rate_loss``: the loss is a rate in [0, 1] (widths in percentage points); otherwise
+    (squared, absolute... losses) widths are shown in the loss's units."""
     out = {}
     if stability is not None and len(stability) and (stability["kind"] == "learner").any():
         out["loss_stability_vs_n"] = _stability_figure(summary, stability, alpha)
@@ -85,6 +88,7 @@ def cv_clt_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float,
             out[fname] = finish(fig, axes, caption=f"Coverage of level-{100 * (1 - alpha):g}% intervals; rows: "
                                                    "learners. Error bars: 95% Wilson intervals.")
         families = _families(learners["procedure"])
+        scale, unit = (100, "points") if rate_loss else (1, "loss units")
         fig, axes = panel_grid(len(names), len(families), width=3.8, height=2.9)
         for i, name in enumerate(names):
             sub = learners[learners["subject"] == name]
@@ -93,14 +97,13 @@ def cv_clt_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float,
                 for proc in procs:
                     g = sub[sub["procedure"] == proc].sort_values("n")
                     se = g["width_se"] if "width_se" in g else 0 * g["mean_width"]
-                    ax.errorbar(g["n"], 100 * g["mean_width"], yerr=1.96 * 100 * se, capsize=2, markersize=4,
-                                **_style(proc))
+                    mean_bars(ax, g["n"], g["mean_width"], se, scale=scale, **_style(proc))
                 size_axis(ax, sizes, label="training-set size n" if i == len(names) - 1 else None)
                 ax.set_yscale("log")
                 plain_log_axis(ax, "y")
-                ax.set_ylabel(f"{name}\nmean width (points)" if j == 0 else "mean width (points)", fontsize=8)
+                ax.set_ylabel(f"{name}\nmean width ({unit})" if j == 0 else f"mean width ({unit})", fontsize=8)
                 ax.set_title(title if i == 0 else "", fontsize=8)
-        out["width_vs_n"] = finish(fig, axes, caption="Mean width of the intervals in percentage points (log "
+        out["width_vs_n"] = finish(fig, axes, caption=f"Mean width of the intervals in {'percentage points' if rate_loss else 'loss units'} (log "
                                                       "scale); rows: learners. Error bars: +-1.96 Monte Carlo SE "
                                                       "(mostly smaller than the markers).")
     if tests is not None and len(tests):

@@ -54,11 +54,17 @@ class CVCLTStudy(Study):
 
     def check(self) -> None:
         pop = self.population
-        if not (hasattr(pop, "evaluation_set") and hasattr(pop, "X")):
-            raise ConfigError(f"population={pop.name!r} is invalid for study=cv_clt: it needs the exact error of every "
-                              "model, i.e. a finite population: use population=letter (or population=tabular with "
-                              "population.path=...).")
         import numpy as np
+
+        from simstudy.truth import truth_available
+
+        for name, learner in self.learners.items():
+            why = truth_available(pop, learner)
+            if why:
+                raise ConfigError(f"population={pop.name!r} is invalid for study=cv_clt: it needs the true risk of "
+                                  f"every model ({why}); use a finite population (population=letter, "
+                                  "population=tabular with population.path=...) or one with a truth "
+                                  "(gaussian_linear, friedman1).")
 
         check_loss(self.loss, pop.sample(min(self.config.sizes), np.random.default_rng(0)).y,
                    getattr(pop, "task", "classification"))
@@ -103,7 +109,21 @@ class CVCLTStudy(Study):
         from simstudy.studies.cv_clt.figures import cv_clt_figures
 
         return cv_clt_figures(tables.summary, tables.tests, float(self.config.alpha),
-                              tables.extra.get("loss_stability"))
+                              stability=tables.extra.get("loss_stability"), rate_loss=self._rate_loss())
+
+    @staticmethod
+    def _truth_note(learners: pd.DataFrame) -> list[str]:
+        """A line on the Monte Carlo error of the truth, when it is not exact."""
+        if "target_mc_se" not in learners or not learners["target_mc_se"].notna().any():
+            return []
+        rel = (learners["target_mc_se"] / learners["mean_target"].abs()).max()
+        return [f"The truth is a Monte Carlo value (a fixed evaluation sample of the population): standard error of "
+                f"R_n up to {learners['target_mc_se'].max():.4g} ({100 * rel:.2g}% of R_n; target_mc_se in "
+                "summary.csv).", ""]
+
+    def _rate_loss(self) -> bool:
+        """The loss is a rate in [0, 1] (0-1 loss): widths in percentage points, else in loss units."""
+        return self.loss is None or tuple(self.loss.bounds) == (0.0, 1.0)
 
     def report_tables(self, tables: StudyTables) -> dict[str, pd.DataFrame]:
         """Coverage (of R_n and of Err_XY) with Wilson intervals and counts, mean widths ± 1.96 SE,
@@ -114,7 +134,8 @@ class CVCLTStudy(Study):
                "(covered/replicates)": rate_table(learners, "coverage", "procedure"),
                "Coverage (%) of Err_XY, the error of the model trained on all n points (nested CV's target)":
                    rate_table(learners, "coverage_full", "procedure"),
-               "Mean width (percentage points) ± 1.96 SE": width_table(learners)}
+               f"Mean width ({'percentage points' if self._rate_loss() else 'loss units'}) ± 1.96 SE":
+                   width_table(learners, 100 if self._rate_loss() else 1)}
         if tests is not None and len(tests):
             out[f"Size (%) of the one-sided level-{alpha:g} tests of \"A better than B\": rejections among the "
                 "replicates with R_n(A) - R_n(B) >= 0 [95% Wilson interval] (rejections/H0 replicates)"] = (
@@ -132,6 +153,7 @@ class CVCLTStudy(Study):
                  f"{self.config.nested_cv_replicates} replicates only. ± is 1.96 Monte Carlo SE. As in the figures.", ""]
         for title, frame in self.report_tables(tables).items():
             lines += [f"## {title}", "", frame_to_markdown(frame), ""]
+        lines += self._truth_note(tables.summary[tables.summary["kind"] == "learner"])
         lines += _stability_lines(tables.extra.get("loss_stability"), alpha)
         path = Path(directory) / "summary.md"
         path.write_text("\n".join(lines))

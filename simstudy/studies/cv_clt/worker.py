@@ -6,7 +6,9 @@ Per replicate (a training set of size n drawn from a finite population) and per 
   standard deviations, the K fold means, the hold-out statistics of fold 1 (the model trained on
   the other K-1 folds, tested on fold 1) with that model's true risk Err(f_{-1})
   (``target_holdout``: the hold-out interval's own target), and the true risk of each fold
-  model: the target R_n = (1/K) sum_k Err(f_{-k}) (Bayle et al.'s k-fold test error);
+  model: the target R_n = (1/n) sum_k m_k Err(f_{-k}) (Bayle et al.'s k-fold test error;
+  (1/K) sum_k Err(f_{-k}) with equal folds; folds of floor(n/K) or ceil(n/K) examples m_k
+  otherwise);
 - the true risk of the model trained on all n points, Err_XY (the target of nested CV);
 - Dietterich's 5x2 design (5 random halvings, 10 fits), J repeated train/validation splits
   with n_test = n/K (the design of the repeated and Nadeau-Bengio corrected t);
@@ -36,7 +38,7 @@ from simstudy.rng import condition_key, replicate_rng
 from simstudy.runner import Chunk
 from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
 from simstudy.studies.base import SizeCondition, map_replicates
-from simstudy.truth import model_risks
+from simstudy.truth import true_risks
 
 __all__ = ["CVCLTWorker", "comparison_label", "self_pair"]
 
@@ -57,6 +59,7 @@ class _Fits:
 
     cv_losses: np.ndarray        # (n,) losses in sample order
     fold_truth: np.ndarray       # (K,)
+    fold_truth_se: np.ndarray    # (K,) Monte Carlo error of fold_truth (0: exact)
     full_truth: float
     five_by_two: np.ndarray      # (5, 2) mean losses
     tv_rates: np.ndarray         # (J,)
@@ -117,13 +120,14 @@ class CVCLTWorker:
         folds = cross_validate(learner, state, labels, K, fit_rng, keep_models=True, proba=self.loss.needs_proba)
         losses = self.loss(y, folds.predictions, folds.proba)
         full = learner.fit(state, np.arange(cond.n), fit_rng)
-        truth = model_risks(learner, list(folds.models) + [full], self.population, self.loss)
+        risks = true_risks(learner, list(folds.models) + [full], self.population, self.loss)
+        truth = risks.values
         tests = [t for i in range(5) for t in (~halves[i], halves[i])]
         trains = [t for i in range(5) for t in (halves[i], ~halves[i])]
         fbt = np.array([e.mean() for e in split_losses(learner, state, y, self.loss, tests, fit_rng, trains)])
         tv = np.array([e.mean() for e in split_losses(learner, state, y, self.loss, list(tv_test), fit_rng)])
         stats = self._nested(learner, state, y, labels, losses, cond, r, fit_rng) if nested else (np.nan, np.nan)
-        return _Fits(losses, truth[:K], float(truth[K]), fbt.reshape(5, 2), tv, stats)
+        return _Fits(losses, truth[:K], risks.mc_se[:K], float(truth[K]), fbt.reshape(5, 2), tv, stats)
 
     def replicate(self, cond: SizeCondition, r: int, subjects: tuple[str, ...]) -> list[dict[str, Any]]:
         """One row per requested subject (learners first, then comparisons)."""
@@ -141,19 +145,22 @@ class CVCLTWorker:
             fits[name, copy] = self._fit_all(self.learners[name], sample, labels, halves, tv_test, cond, r,
                                             fit_rng, nested)
         rows = []
+        weights = KFold(K).sizes(n) / n                        # R_n = sum_k (m_k / n) Err(f_{-k})
         for name in self.learners:
             if name in subjects:
                 f = fits[name, 0]
-                rows.append(_row(name, "learner", f.cv_losses, labels, K, f.fold_truth.mean(), f.full_truth,
-                                 f.five_by_two, f.tv_rates, f.nested, f.fold_truth[0]))
+                rows.append(_row(name, "learner", f.cv_losses, labels, K, _target(f.fold_truth, weights),
+                                 f.full_truth, f.five_by_two, f.tv_rates, f.nested, f.fold_truth[0],
+                                 f.fold_truth_se @ weights))
         for a, b in self.comparisons:
             label = comparison_label(a, b)
             if label in subjects:
                 fa, fb = fits[a, 0], fits[b, 1 if self_pair(a, b) else 0]
                 rows.append(_row(label, "comparison", fa.cv_losses - fb.cv_losses, labels, K,
-                                 fa.fold_truth.mean() - fb.fold_truth.mean(), fa.full_truth - fb.full_truth,
-                                 fa.five_by_two - fb.five_by_two, fa.tv_rates - fb.tv_rates, (np.nan, np.nan),
-                                 fa.fold_truth[0] - fb.fold_truth[0]))
+                                 _target(fa.fold_truth, weights) - _target(fb.fold_truth, weights),
+                                 fa.full_truth - fb.full_truth, fa.five_by_two - fb.five_by_two,
+                                 fa.tv_rates - fb.tv_rates, (np.nan, np.nan), fa.fold_truth[0] - fb.fold_truth[0],
+                                 (fa.fold_truth_se + fb.fold_truth_se) @ weights))
         return rows
 
     def __call__(self, chunk: Chunk) -> pd.DataFrame:
@@ -179,12 +186,22 @@ class CVCLTWorker:
         return frame[front + [c for c in frame.columns if c not in front]]
 
 
-def _row(subject, kind, e, labels, K, target, target_full, fbt, tv, nested, target_holdout) -> dict[str, Any]:
+def _target(fold_truth: np.ndarray, weights: np.ndarray) -> float:
+    """R_n from the fold models' risks: their mean with equal folds (the former computation,
+    bit for bit), else the size-weighted mean."""
+    if np.all(weights == weights[0]):
+        return float(fold_truth.mean())
+    return float(fold_truth @ weights)
+
+
+def _row(subject, kind, e, labels, K, target, target_full, fbt, tv, nested, target_holdout,
+         target_mc_se=0.0) -> dict[str, Any]:
     """Per-replicate statistics from which every interval and test is rebuilt.
 
     ``target_holdout`` is the exact error of the hold-out model (trained without fold 1, the
     model the hold-out interval is an interval for); ``target`` is R_n, ``target_full`` Err_XY.
-    """
+    ``target_mc_se`` is the Monte Carlo error of ``target`` (an upper bound: the size-weighted
+    mean of the fold risks' errors), 0 when the truth is exact; it is recorded only when > 0."""
     estimate, sigma_out = cv_clt_sigma(e, labels, "all-pairs")
     _, sigma_in = cv_clt_sigma(e, labels, "within-fold")
     fold_means = np.array([e[labels == k].mean() for k in range(K)])
@@ -194,4 +211,5 @@ def _row(subject, kind, e, labels, K, target, target_full, fbt, tv, nested, targ
             "holdout_se": float(hold.std(ddof=1) / np.sqrt(hold.size)), "five_by_two": fbt.ravel(),
             "tv_estimates": np.asarray(tv, dtype=float), "target": float(target), "target_full": float(target_full),
             "target_holdout": float(target_holdout),
-            "nested_estimate": float(nested[0]), "nested_se": float(nested[1])}
+            "nested_estimate": float(nested[0]), "nested_se": float(nested[1]),
+            **({"target_mc_se": float(target_mc_se)} if target_mc_se > 0 else {})}

@@ -41,6 +41,14 @@ def _mu_true(group: pd.DataFrame, mode: str) -> tuple[float, str]:
     return float(group["mu_hat"].mean()), "mean_cv"
 
 
+def _mu_fold_mean(group: pd.DataFrame, source: str) -> float:
+    """H0 value of the CV t-test with unequal folds: the t-test estimates the *unweighted* mean
+    of the fold means, whose expectation is the unweighted mean of the fold models' risks (not
+    the size-weighted mean that mu_hat estimates)."""
+    column = "fold_true_errors" if source == "exact" else "fold_means"
+    return float(np.mean([np.mean(v) for v in group[column]])) if len(group) else np.nan
+
+
 def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
               mu_true: str = "auto") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Summaries per condition and rejection rates per (condition, rho_hat).
@@ -68,16 +76,27 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
         theta = float(g["mu_hat"].var(ddof=1))
         rho = between_block_correlation(g["mu_hat"], g["theta3"])
         mh = mean_summary(g["mu_hat"])
+        equal = n % K == 0
         row: dict[str, Any] = {
-            "n": n, "K": K, "m": n // K, "replicates": len(g), "failed": failed,
+            # m: examples per fold (the mean fold size n/K when folds have floor/ceil(n/K) examples)
+            "n": n, "K": K, "m": n // K if equal else n / K, "replicates": len(g), "failed": failed,
             "mu": mu, "mu_source": source, "mu_hat_mean": mh.mean, "mu_hat_se": mh.se,
         }
         if "true_error" in g:
             te = mean_summary(g["true_error"])
+            if "true_error_mc_se" in g:    # the truth is a Monte Carlo value (fixed evaluation sample)
+                row["true_error_mc_se"] = float(g["true_error_mc_se"].mean())
             row.update(true_error_mean=te.mean, true_error_se=te.se,
                        # E[mu_hat] = E[true error] exactly (test points are fresh draws): a check
                        cv_minus_true_z=(mh.mean - te.mean) / np.sqrt(
                            np.var(g["mu_hat"] - g["true_error"], ddof=1) / len(g)))
+        # spread of mu_hat (and of the true error) across training sets: the learning curve's bands
+        row.update(mu_hat_sd=float(np.sqrt(theta)) if theta >= 0 else np.nan,
+                   mu_hat_q05=float(g["mu_hat"].quantile(0.05)) if len(g) else np.nan,
+                   mu_hat_q95=float(g["mu_hat"].quantile(0.95)) if len(g) else np.nan)
+        if "true_error" in g and len(g):
+            row.update(true_error_q05=float(g["true_error"].quantile(0.05)),
+                       true_error_q95=float(g["true_error"].quantile(0.95)))
         row.update(theta=theta, theta_se=_variance_se(g["mu_hat"]), rho=rho.value, rho_se=rho.se,
                    theta3_zero=int(zero_spread(np.stack(g["fold_means"].to_numpy())).sum()) if len(g) else 0)
         for name in THETAS:
@@ -88,8 +107,9 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
             row[f"rel_bias_{name}_se"] = between_block_correlation(g["mu_hat"], g[name]).se if theta > 0 else np.nan
         summaries.append(row)
         fold_means = np.stack(g["fold_means"].to_numpy()) if len(g) else np.empty((0, K))
+        mu_t = mu if equal else _mu_fold_mean(g, source)
         for rho_hat in rho_hats:
-            pvalues = cv_t_test(fold_means, mu0=mu, rho=rho_hat).pvalue if len(g) else np.array([])
+            pvalues = cv_t_test(fold_means, mu0=mu_t, rho=rho_hat).pvalue if len(g) else np.array([])
             rate = rejection_rate(np.asarray(pvalues) < alpha)
             tests.append({"n": n, "K": K, "test": "cv_t", "rho_hat": float(rho_hat), "alpha": alpha,
                           "rejections": rate.successes, "replicates": rate.trials,

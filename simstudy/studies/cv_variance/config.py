@@ -17,7 +17,7 @@ class CVVarianceConfig(StudyConfig):
     """Grandvalet & Bengio (2006): rho and the type-I error of CV t-tests (Table 2)."""
 
     name: str = "cv_variance"
-    #: Training-set sizes n (each a multiple of K).
+    #: Training-set sizes n (any n >= 2K: folds of floor(n/K) or ceil(n/K) examples).
     sizes: List[int] = extent(default_factory=lambda: [20, 40, 80, 160])
     K: int = 10
     replicates: int = extent(1000)
@@ -40,8 +40,7 @@ class CVVarianceConfig(StudyConfig):
         K = self.K
         if isinstance(K, bool) or not isinstance(K, int) or K < 2:
             fail("study.K", K, "K-fold cross-validation needs K >= 2 (for example study.K=10).")
-        validate_sizes(self.sizes, K, 2, "theta2/theta4 need m = n/K >= 2",
-                       equal_folds="the Grandvalet-Bengio estimators assume equal blocks")
+        validate_sizes(self.sizes, K, 2, "theta2/theta4 need a within-fold variance, i.e. folds of >= 2 examples")
         if isinstance(self.replicates, bool) or not isinstance(self.replicates, int) or self.replicates < 3:
             fail("study.replicates", self.replicates, "need at least 3 replicates to estimate Var(mu_hat).")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:

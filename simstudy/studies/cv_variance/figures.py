@@ -6,7 +6,8 @@ import pandas as pd
 from simstudy.report.figures import finish, mean_bars, paper_points, plt, rate_bars, size_axis
 from simstudy.report.paper import grandvalet_bengio_table2
 
-__all__ = ["cv_variance_figures", "plot_rho_vs_n", "plot_type1_vs_n", "plot_type1_vs_rho_hat", "sweep_figures"]
+__all__ = ["cv_variance_figures", "plot_learning_curve", "plot_rho_vs_n", "plot_type1_vs_n", "plot_type1_vs_rho_hat",
+           "plot_error_vs_parameter", "sweep_figures"]
 
 
 def _paper(dataset: str | None) -> pd.DataFrame | None:
@@ -69,12 +70,58 @@ def plot_type1_vs_rho_hat(tests: pd.DataFrame, alpha: float, label: str = ""):
                   caption="Error bars: 95% Wilson intervals.", ncol=5)
 
 
+def plot_learning_curve(summary: pd.DataFrame, loss: str = "loss", label: str = ""):
+    """Learning curve: the CV estimate and the fold models' true error against n.
+
+    Lines: the mean of mu_hat and of the true error (when the run has the truth) with their
+    Monte Carlo 95% bands (1.96 standard errors of the mean over replicates); light bands: the
+    spread across training sets, the 5%-95% quantiles of mu_hat (and of the true error).
+    """
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    s = summary.sort_values("n")
+    curves = [("mu_hat", "CV estimate mu_hat", "tab:blue")]
+    if "true_error_mean" in s and s["true_error_mean"].notna().any():
+        curves.append(("true_error", "true error of the fold models", "tab:red"))
+    for prefix, name, colour in curves:
+        mean, se = s[f"{prefix}_mean"], s[f"{prefix}_se"]
+        ax.plot(s["n"], mean, marker="o", color=colour, label=f"mean {name}")
+        ax.fill_between(s["n"], mean - 1.96 * se, mean + 1.96 * se, color=colour, alpha=0.35, linewidth=0,
+                        label="Monte Carlo 95% band of the mean")
+        if f"{prefix}_q05" in s:
+            ax.fill_between(s["n"], s[f"{prefix}_q05"], s[f"{prefix}_q95"], color=colour, alpha=0.1,
+                            linewidth=0, label=f"{name}: 5%-95% across training sets")
+    size_axis(ax, s["n"], label="training-set size n")
+    ax.set_ylabel(f"expected {loss} loss")
+    return finish(fig, ax, f"Learning curve {label}", legend_size=7, ncol=2,
+                  caption="Dark bands: 95% Monte Carlo intervals of the means (+-1.96 SE); light bands: 5%-95% "
+                          "of the estimates across training sets.")
+
+
 def cv_variance_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float, dataset: str | None = None,
-                        label: str = "") -> dict:
+                        label: str = "", loss: str = "loss") -> dict:
     """All figures of the cv_variance study by file stem."""
     return {"rho_vs_n": plot_rho_vs_n(summary, dataset, label),
             "type1_vs_n": plot_type1_vs_n(tests, alpha, dataset, label=label),
-            "type1_vs_rho_hat": plot_type1_vs_rho_hat(tests, alpha, label)}
+            "type1_vs_rho_hat": plot_type1_vs_rho_hat(tests, alpha, label),
+            "learning_curve": plot_learning_curve(summary, loss, label)}
+
+
+def plot_error_vs_parameter(summary: pd.DataFrame, parameter: str):
+    """Mean CV estimate (solid) and mean true error (dashed) against a swept numeric parameter
+    (e.g. population.label_noise: the noise curve), one colour per n, Monte Carlo 95% bars."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (n, g) in enumerate(summary.groupby("n", sort=True)):
+        g = g.sort_values(parameter)
+        c = colours[i % len(colours)]
+        mean_bars(ax, g[parameter], g["mu_hat_mean"], g["mu_hat_se"], marker="o", color=c, label=f"mu_hat, n={n}")
+        if "true_error_mean" in g and g["true_error_mean"].notna().any():
+            mean_bars(ax, g[parameter], g["true_error_mean"], g["true_error_se"], marker="s", ls="--", mfc="none",
+                      color=c, label=f"true error, n={n}")
+    ax.set_xlabel(parameter)
+    ax.set_ylabel("mean loss")
+    return finish(fig, ax, f"CV estimate and true error against {parameter}", legend_size=7,
+                  caption="Error bars: +-1.96 Monte Carlo SE.")
 
 
 def _sweep_label(row: pd.Series, keys: list[str]) -> str:
@@ -104,4 +151,8 @@ def sweep_figures(summary: pd.DataFrame, tests: pd.DataFrame | None, parameters:
         ax.set_ylabel("rejection rate (%)")
         out["type1_vs_rho_hat"] = finish(fig, ax, f"Type-I error against rho_hat (n = {t['n'].max()})",
                                          caption="Error bars: 95% Wilson intervals.", legend_size=7)
+    for parameter in parameters:   # noise curves and the like: error against a swept numeric setting
+        if parameter in summary and parameter != "study.sizes" and summary[parameter].nunique() > 1 \
+                and pd.api.types.is_numeric_dtype(summary[parameter]):
+            out[f"error_vs_{parameter.split('.')[-1]}"] = plot_error_vs_parameter(summary, parameter)
     return out

@@ -19,6 +19,7 @@ from simstudy.populations.base import ResidualPopulation
 from simstudy.report.paper import table2_comparison, table2_frame, table2_markdown
 from simstudy.report.tables import frame_to_markdown, rate_with_interval, with_error
 from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
+                                   validate_sizes,
                                    with_labels)
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.config import CVVarianceConfig
@@ -51,6 +52,9 @@ class CVVarianceStudy(Study):
 
     def check(self) -> None:
         if isinstance(self.population, ResidualPopulation):
+            # residuals are drawn as (K, m) blocks: equal folds only
+            validate_sizes(self.config.sizes, self.config.K, 2, "", equal_folds=f"population "
+                           f"{self.population.name!r} draws residuals in equal blocks")
             return
         if self.config.truth:
             why = truth_available(self.population, self.learner)
@@ -88,7 +92,7 @@ class CVVarianceStudy(Study):
         from simstudy.studies.cv_variance.figures import cv_variance_figures
 
         return cv_variance_figures(tables.summary, tables.tests, self.config.alpha, self.config.paper,
-                                   self._label(tables))
+                                   self._label(tables), loss=self.loss.name if self.loss is not None else "loss")
 
     def report_tables(self, tables: StudyTables) -> dict[str, pd.DataFrame]:
         """Per n: rho, theta and the relative biases of theta1..5 (± 1.96 SE); the t-tests'

@@ -3,7 +3,16 @@
 Per replicate (one training set of size n drawn from the population): K-fold CV of the learner
 gives residuals e_i = loss(y_i, prediction of the model trained without i's fold); we record
 mu_hat, the K fold means, theta1..theta5 (Grandvalet & Bengio, Table 1) and, when
-``study.truth`` is on, each fold model's true risk on the population.
+``study.truth`` is on, each fold model's true risk on the population (with its Monte Carlo
+standard error when the population's truth is a large fixed sample).
+
+Any n >= 2K: folds have sizes floor(n/K) or ceil(n/K) (:class:`simstudy.schemes.KFold`, the
+first n mod K folds one point larger). Each replicate's losses are stored fold by fold
+(fold 0's rows, then fold 1's, ...), so the fold layout is the same for every replicate and
+theta1..theta5 come from :func:`simstudy.inference.variance_estimates` (the paper's Table 1
+for equal folds, its generalisation otherwise). With unequal folds mu_hat is the mean of the
+n losses, i.e. the size-weighted mean of the fold means, and ``true_error`` the size-weighted
+mean of the fold models' risks (so that E[mu_hat] = E[true_error] still holds exactly).
 """
 from __future__ import annotations
 
@@ -14,14 +23,14 @@ import numpy as np
 import pandas as pd
 
 from simstudy.crossval import cross_validate, cross_validate_batch
-from simstudy.inference import variance_estimates_from_blocks
+from simstudy.inference import variance_estimates, variance_estimates_from_blocks
 from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation
 from simstudy.rng import replicate_rng
 from simstudy.runner import Chunk
 from simstudy.schemes import KFold
 from simstudy.studies.base import SizeCondition, map_replicates
-from simstudy.truth import model_risks
+from simstudy.truth import true_risks
 
 __all__ = ["CVVarianceWorker", "THETAS"]
 
@@ -45,24 +54,25 @@ class CVVarianceWorker:
     on_error: str = "record"
 
     def replicate(self, cond: SizeCondition, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Residuals in fold blocks (K, m), fold labels, and fold models' true risks (K,)."""
+        """Losses fold by fold (n,), fold models' true risks (K,) and their Monte Carlo errors (K,)."""
         rng = replicate_rng(self.seed, cond.key, r)
         if isinstance(self.population, ResidualPopulation):  # residuals drawn directly, exact mean
             blocks = self.population.residual_blocks(cond.K, cond.m, rng)
-            return blocks, np.repeat(np.arange(cond.K), cond.m), np.full(cond.K, self.population.mean)
+            return blocks.ravel(), np.full(cond.K, self.population.mean), np.zeros(cond.K)
         sample = self.population.sample(cond.n, rng)
         labels = KFold(cond.K).labels(cond.n, rng)
         folds = cross_validate(self.learner, self.learner.start(sample), labels, cond.K, rng,
                                keep_models=self.truth, proba=self.loss.needs_proba)
         losses = self.loss(sample.y, folds.predictions, folds.proba)
         order = np.argsort(labels, kind="stable")  # rows of fold 0, then fold 1, ...
-        blocks = losses[order].reshape(cond.K, cond.m)
-        fold_truth = np.full(cond.K, np.nan)
+        fold_truth, fold_se = np.full(cond.K, np.nan), np.full(cond.K, np.nan)
         if self.truth:
-            fold_truth[:] = model_risks(self.learner, folds.models, self.population, self.loss)
-        return blocks, labels, fold_truth
+            risks = true_risks(self.learner, folds.models, self.population, self.loss)
+            fold_truth[:], fold_se[:] = risks.values, risks.mc_se
+        return losses[order], fold_truth, fold_se
 
-    def batched_chunk(self, cond: SizeCondition, chunk: Chunk, blocks: np.ndarray, truth: np.ndarray) -> None:
+    def batched_chunk(self, cond: SizeCondition, chunk: Chunk, ordered: np.ndarray, truth: np.ndarray,
+                      truth_se: np.ndarray) -> None:
         """All folds of all replicates of the chunk at once (chunk-level kernels).
 
         Draws exactly the samples and fold assignments of :meth:`replicate` (same streams).
@@ -79,47 +89,67 @@ class CVVarianceWorker:
         folds = cross_validate_batch(self.learner, X, y, labels, K)
         loss = np.stack([self.loss(y[j], folds.predictions[j]) for j in range(R)])
         order = np.argsort(labels, axis=1, kind="stable")
-        blocks[:] = np.take_along_axis(loss, order, axis=1).reshape(R, K, cond.m)
+        ordered[:] = np.take_along_axis(loss, order, axis=1)
         if self.truth:
             Xp, yp = self.population.evaluation_set(np.float64)
+            weights = getattr(self.population, "evaluation_weights", None)
             predictions = self.learner.batch_predict_features(folds.models, Xp)
-            truth[:] = np.array([np.mean(self.loss(yp, p)) for p in predictions]).reshape(R, K)
+            truth[:] = np.array([np.average(self.loss(yp, p), weights=weights) for p in predictions]).reshape(R, K)
+            truth_se[:] = 0.0 if not getattr(self.population, "evaluation_is_sample", False) else np.array(
+                [np.std(self.loss(yp, p), ddof=1) / np.sqrt(len(yp)) for p in predictions]).reshape(R, K)
 
-    def _compute(self, cond: SizeCondition, chunk: Chunk, blocks: np.ndarray, truth: np.ndarray) -> list[str]:
-        """Fill ``blocks`` and ``truth``; returns the error text of each replicate."""
+    def _compute(self, cond: SizeCondition, chunk: Chunk, ordered: np.ndarray, truth: np.ndarray,
+                 truth_se: np.ndarray) -> list[str]:
+        """Fill ``ordered`` (losses fold by fold), ``truth`` and ``truth_se``; returns the error text of each replicate."""
         if callable(getattr(self.learner, "cross_validate_batch", None)):
             try:
-                self.batched_chunk(cond, chunk, blocks, truth)
+                self.batched_chunk(cond, chunk, ordered, truth, truth_se)
                 return [""] * chunk.size
             except Exception:  # find the failing replicates one by one; the others still count
                 if self.on_error == "raise":
                     raise
-                blocks[:], truth[:] = np.nan, np.nan
+                ordered[:], truth[:], truth_se[:] = np.nan, np.nan, np.nan
         with learners_context([self.learner] if self.learner is not None else []):
             results, errors = map_replicates(lambda r: self.replicate(cond, r), range(chunk.start, chunk.stop),
                                              self.on_error, cond, "cv_variance")
         for j, res in enumerate(results):
             if res is not None:
-                blocks[j], _, truth[j] = res
+                ordered[j], truth[j], truth_se[j] = res
         return errors
 
     def __call__(self, chunk: Chunk) -> pd.DataFrame:
         cond = self.conditions[chunk.condition]
         R = chunk.size
-        blocks = np.full((R, cond.K, cond.m), np.nan)
+        sizes = KFold(cond.K).sizes(cond.n)
+        fold_of = np.repeat(np.arange(cond.K), sizes)       # the layout of ``ordered``'s columns
+        ordered = np.full((R, cond.n), np.nan)
         truth = np.full((R, cond.K), np.nan)  # stays NaN unless the truth is computed
-        errors = self._compute(cond, chunk, blocks, truth)
-        est = variance_estimates_from_blocks(blocks)
-        fold_means = blocks.mean(axis=-1)
+        truth_se = np.full((R, cond.K), np.nan)
+        errors = self._compute(cond, chunk, ordered, truth, truth_se)
+        equal = bool(np.all(sizes == sizes[0]))
+        if equal:   # the (K, m) blocks of the paper: mu_hat is the mean of the fold means
+            blocks = ordered.reshape(R, cond.K, cond.m)
+            est = variance_estimates_from_blocks(blocks)
+            fold_means = blocks.mean(axis=-1)
+            mu_hat, true_error = fold_means.mean(axis=-1), truth.mean(axis=-1)
+        else:       # size-weighted: the mean of the n losses, and the matching target
+            est = variance_estimates(ordered, fold_of)
+            fold_means = np.stack([ordered[:, fold_of == k].mean(axis=-1) for k in range(cond.K)], axis=-1)
+            mu_hat, true_error = ordered.mean(axis=-1), truth @ sizes / cond.n
         frame = pd.DataFrame({
             "n": cond.n, "K": cond.K, "condition_key": cond.key,
             "replicate": np.arange(chunk.start, chunk.stop),
-            "mu_hat": fold_means.mean(axis=-1),
+            "mu_hat": mu_hat,
             **{name: getattr(est, name) for name in THETAS},
             "fold_means": list(fold_means),
         })
         if self.truth or isinstance(self.population, ResidualPopulation):
-            frame["true_error"] = truth.mean(axis=-1)
+            frame["true_error"] = true_error
             frame["fold_true_errors"] = list(truth)
+            if self.truth and np.any(truth_se > 0):
+                # Monte Carlo error of the truth (a large fixed sample of an infinite population): the
+                # size-weighted mean of the fold models' errors, an upper bound for that of
+                # true_error since the K risks are computed on the same evaluation sample
+                frame["true_error_mc_se"] = truth_se @ sizes / cond.n
         frame["error"] = errors
         return frame
