@@ -190,8 +190,10 @@ def test_holdout_interval_scored_against_its_own_model():
     assert hold.coverage_count == 2 and hold.coverage_holdout_count == 1 and hold.own_target == "Err_holdout"
     assert (summary[summary.procedure != "holdout_clt"].own_target == "R_n").all()
     table = own_target_table(summary).set_index("procedure")
-    assert table.loc["holdout_clt", "n=100"] == 25.0 and table.loc["holdout_clt", "target"] == "Err_holdout"
-    assert table.loc["cv_clt_all_pairs", "n=100"] == 50.0        # [0.2216, 0.3784] holds R_n = 0.25, not 0.45
+    # cells: rate [95% Wilson interval] (count/replicates)
+    assert table.loc["holdout_clt", "n=100"].startswith("25.0 [") and table.loc["holdout_clt", "n=100"].endswith("(1/4)")
+    assert table.loc["holdout_clt", "target"] == "Err_holdout"
+    assert table.loc["cv_clt_all_pairs", "n=100"].endswith("(2/4)")  # [0.2216, 0.3784] holds R_n = 0.25, not 0.45
     # records made before target_holdout was stored: coverage_holdout is NaN, nothing else changes
     old, _ = aggregate(rec.drop(columns="target_holdout"), 0.05)
     assert old.coverage_holdout.isna().all() and (old.coverage == summary.coverage).all()
