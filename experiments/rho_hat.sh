@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data-driven rho_hat (issue 16): size and power of the K-fold CV t with rho_hat = 0, 0.7,
+# Data-driven rho_hat: size and power of the K-fold CV t with rho_hat = 0, 0.7,
 # Nadeau-Bengio (K/(2K-1)), the subsample estimators (subsample_rho, subsample_variance), the CV
 # CLT and nested CV, at n = 20 ... 2000 (experiment=rho_hat: 400 replicates, B = 5 splits into
 # halves, nested CV on 100 replicates per n) on: Letter (tree, 5-NN, logistic regression), the 2-D

@@ -142,7 +142,7 @@ STUDIES.register("nedelko_histogram", f"{_S}.nedelko_histogram.study:NedelkoHist
                  "Nedelko: the histogram classifier, computed exactly (Figure 4)",
                  f"{_S}.nedelko_histogram.config:NedelkoHistogramConfig")
 STUDIES.register("rho_hat", f"{_S}.rho_hat.study:RhoHatStudy",
-                 "data-driven rho_hat for the K-fold CV t-test: size and power against n (issue 16)",
+                 "data-driven rho_hat for the K-fold CV t-test: size and power against n",
                  f"{_S}.rho_hat.config:RhoHatConfig")
 
 # ----------------------------------------------------------------------------- populations

@@ -1,4 +1,4 @@
-"""Data-driven rho_hat for the K-fold CV t-test: size and power against n (issue 16).
+"""Data-driven rho_hat for the K-fold CV t-test: size and power against n.
 
 - :mod:`.config`: the study's settings (:class:`~.config.RhoHatConfig`);
 - :mod:`.worker`: what one replicate records (K-fold CV, half-sample CVs, nested CV);

@@ -1,4 +1,4 @@
-"""The rho_hat study as the engine runs it (issue 16): data-driven rho_hat for the K-fold CV t.
+"""The rho_hat study as the engine runs it: data-driven rho_hat for the K-fold CV t.
 
 Per replicate (:mod:`.worker`): K-fold CV, 2B half-sample CVs and (first replicates) nested CV on
 one training set; per n (:mod:`.aggregate`): the true rho and the size and power of every
@@ -36,7 +36,7 @@ class RhoHatStudy(Study):
     """Size and power of K-fold CV tests with data-driven and fixed rho_hat, CV CLT and nested CV."""
 
     name = "rho_hat"
-    description = "data-driven rho_hat for the K-fold CV t-test: size and power against n (issue 16)"
+    description = "data-driven rho_hat for the K-fold CV t-test: size and power against n"
     Config = RhoHatConfig
     uses = ("population", "learner")
 
