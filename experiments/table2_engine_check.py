@@ -106,11 +106,18 @@ def _load(directory: Path) -> tuple[pd.DataFrame, dict]:
 def check_paired(config_a: dict, config_b: dict, records_a: pd.DataFrame, records_b: pd.DataFrame) -> None:
     """Raise ValueError unless the two runs share the study settings, the population and every
     (n, condition key, replicate): i.e. the same training sets and folds."""
-    if config_a["study"] != config_b["study"]:
+    from simstudy.studies.cv_variance.config import CVVarianceConfig
+
+    defaults = CVVarianceConfig().as_dict()  # a field added later (loss) is absent from older runs
+    study_a, study_b = ({**defaults, **config["study"]} for config in (config_a, config_b))
+    if study_a != study_b:
         raise ValueError("the two runs have different study settings: not a paired engine check "
                          f"({config_a['study']} vs {config_b['study']}).")
-    pop_a = {k: v for k, v in config_a["population"].items() if k not in ("path", "data_home")}
-    pop_b = {k: v for k, v in config_b["population"].items() if k not in ("path", "data_home")}
+    # fields added after a run was made, at their defaults (no label noise, classification, missing
+    # values refused) sample the same population
+    later = {"label_noise": None, "noise_truth": "clean", "task": "classification", "missing": "error"}
+    pop_a, pop_b = ({**later, **{k: v for k, v in config["population"].items() if k not in ("path", "data_home")}}
+                    for config in (config_a, config_b))
     if pop_a != pop_b:
         raise ValueError(f"the two runs sample different populations: {pop_a} vs {pop_b}.")
     keys_a = set(map(tuple, records_a[KEYS].to_numpy().tolist()))
