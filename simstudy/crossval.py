@@ -93,23 +93,28 @@ def split_losses(learner: Any, state: Any, y: np.ndarray, loss: Any, tests: Sequ
     """Per-point test losses of one fit per split, in order.
 
     Split j trains on ``trains[j]`` (default: the rows not in ``tests[j]``) and is scored on the
-    rows ``tests[j]`` (boolean masks or position arrays).
+    rows ``tests[j]`` (boolean masks or position arrays). A learner's ``split_predictions`` fast
+    path makes all the fits in one call when the loss needs no probabilities (the same numbers).
     """
     n = y.shape[0]
     everyone = np.arange(n)
-    out = []
+    test_rows, train_rows = [], []
     for j, test in enumerate(tests):
-        test_rows = everyone[test] if np.asarray(test).dtype == bool else np.asarray(test)
+        rows = everyone[test] if np.asarray(test).dtype == bool else np.asarray(test)
+        test_rows.append(rows)
         if trains is None:
             keep = np.ones(n, dtype=bool)
-            keep[test_rows] = False
-            train_rows = everyone[keep]
+            keep[rows] = False
+            train_rows.append(everyone[keep])
         else:
             train = trains[j]
-            train_rows = everyone[train] if np.asarray(train).dtype == bool else np.asarray(train)
-        model = learner.fit(state, train_rows, rng)
-        out.append(score(learner, state, model, test_rows, y, loss))
-    return out
+            train_rows.append(everyone[train] if np.asarray(train).dtype == bool else np.asarray(train))
+    many = getattr(learner, "split_predictions", None)
+    if callable(many) and not loss.needs_proba:      # all fits in one call: the same fits, draws and predictions
+        predictions = many(state, train_rows, test_rows, rng)
+        return [loss(y[rows], pred, None) for rows, pred in zip(test_rows, predictions)]
+    return [score(learner, state, learner.fit(state, train, rng), test, y, loss)
+            for train, test in zip(train_rows, test_rows)]
 
 
 def score(learner: Any, state: Any, model: Any, rows: np.ndarray, y: np.ndarray, loss: Any) -> np.ndarray:

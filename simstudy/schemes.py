@@ -112,9 +112,10 @@ class NestedCVLosses:
     labels: np.ndarray
 
 
-def nested_cv_losses(losses: Callable[[np.ndarray, np.ndarray], np.ndarray], n: int, K: int, repetitions: int,
+def nested_cv_losses(losses: Callable[[np.ndarray, np.ndarray], np.ndarray] | None, n: int, K: int, repetitions: int,
                      rng: np.random.Generator, first_labels: np.ndarray | None = None,
-                     first_outer_losses: np.ndarray | None = None) -> NestedCVLosses:
+                     first_outer_losses: np.ndarray | None = None,
+                     many_losses: Callable[[list, list], list] | None = None) -> NestedCVLosses:
     """Run nested K-fold CV ``repetitions`` times with random fold assignments.
 
     The inner CV of outer fold k trains, for each j != k, on the data without folds k and j
@@ -136,6 +137,11 @@ def nested_cv_losses(losses: Callable[[np.ndarray, np.ndarray], np.ndarray], n: 
     first_labels, first_outer_losses : ndarray (n,), optional
         The fold labels (0..K-1) of an ordinary K-fold CV already run on the same sample, and
         its per-point losses in sample order: repetition 0 reuses them (no outer refits).
+    many_losses : callable ``(trains, tests) -> list of losses``, optional
+        The fits of a repetition at once, instead of ``losses`` (pass None for it): called
+        once per repetition, after its fold labels are drawn, with its splits in the order
+        ``losses`` would be called (the pair fits, then the outer fits), so a learner drawing
+        random numbers per fit (even from ``rng``) draws the same ones.
 
     Raises
     ------
@@ -160,6 +166,9 @@ def nested_cv_losses(losses: Callable[[np.ndarray, np.ndarray], np.ndarray], n: 
         if sizes.size != K or np.any(sizes < 2) or len(first_labels) != n:
             raise ValueError(f"first_labels must give each of n={n} points a fold 0..{K - 1}, with at least 2 points "
                              f"per fold; got fold sizes {sizes.tolist()}.")
+    if (losses is None) == (many_losses is None):
+        raise ValueError("nested CV needs exactly one of losses (one fit per call) and many_losses (all fits in one "
+                         "call).")
     m = -(-n // K)
     pair = np.full((repetitions, K, K, m), np.nan)
     outer = np.full((repetitions, K, m), np.nan)
@@ -168,19 +177,37 @@ def nested_cv_losses(losses: Callable[[np.ndarray, np.ndarray], np.ndarray], n: 
         labels = np.asarray(first_labels) if (r == 0 and first_labels is not None) else KFold(K).labels(n, rng)
         all_labels[r] = labels
         members = [np.flatnonzero(labels == k) for k in range(K)]
+        trains, tests, places = [], [], []   # the repetition's fits, in order, and where their losses go
         for a in range(K):
             for b in range(a + 1, K):
-                test = np.concatenate([members[a], members[b]])
-                train = np.flatnonzero((labels != a) & (labels != b))
-                loss = _finite(losses(train, test), test.size)
-                ma = members[a].size
-                pair[r, b, a, :ma], pair[r, a, b, :members[b].size] = loss[:ma], loss[ma:]   # fold a without {a, b}: outer fold b
+                tests.append(np.concatenate([members[a], members[b]]))
+                trains.append(np.flatnonzero((labels != a) & (labels != b)))
+                places.append((a, b, members[a].size))
         for k in range(K):
             if r == 0 and first_outer_losses is not None:
                 outer[r, k, :members[k].size] = _finite(np.asarray(first_outer_losses)[members[k]], members[k].size)
             else:
-                outer[r, k, :members[k].size] = _finite(losses(np.flatnonzero(labels != k), members[k]), members[k].size)
+                tests.append(members[k])
+                trains.append(np.flatnonzero(labels != k))
+                places.append((k, -1, members[k].size))
+        for (a, b, ma), test, loss in zip(places, tests, _fit_splits(losses, many_losses, trains, tests)):
+            loss = _finite(loss, test.size)
+            if b < 0:                                        # outer fold a
+                outer[r, a, :ma] = loss
+            else:                                            # fold a without {a, b}: outer fold b, and vice versa
+                pair[r, b, a, :ma], pair[r, a, b, :test.size - ma] = loss[:ma], loss[ma:]
     return NestedCVLosses(pair, outer, all_labels)
+
+
+def _fit_splits(losses, many_losses, trains: list, tests: list):
+    """The losses of each split: one ``many_losses`` call, or ``losses`` split by split (lazily, in order)."""
+    if many_losses is None:
+        return map(losses, trains, tests)
+    fitted = list(many_losses(trains, tests))
+    if len(fitted) != len(trains):
+        raise ValueError(f"many_losses returned {len(fitted)} loss arrays for {len(trains)} splits; return one per "
+                         "split, in order.")
+    return fitted
 
 
 def _finite(values, size: int) -> np.ndarray:

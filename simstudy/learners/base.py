@@ -11,6 +11,9 @@ Optional fast paths, found by :func:`capabilities` and used behind :mod:`simstud
 and :mod:`simstudy.truth` (the results are the same as through the required methods):
 
 - ``cross_validate(state, labels, K, rng, keep_models) -> Folds``: K-fold CV in one call;
+- ``split_predictions(state, trains, tests, rng) -> list``: one fit per train/test split
+  (row-position arrays) and its predictions of the split's test rows, in one call; random
+  draws in split order, as the same ``fit`` calls make them;
 - ``cross_validate_batch(X, y, labels, K) -> BatchFolds``: all folds of a chunk of samples at
   once (deterministic learners);
 - ``population_errors(models, population) -> ndarray``: exact 0-1 errors of fitted models on a
@@ -31,8 +34,8 @@ __all__ = ["Learner", "Folds", "BatchFolds", "REQUIRED_METHODS", "OPTIONAL_METHO
            "capabilities", "learners_context"]
 
 REQUIRED_METHODS = ("start", "fit", "predict")
-OPTIONAL_METHODS = ("cross_validate", "cross_validate_batch", "population_errors", "predict_features",
-                    "predict_proba", "context", "describe")
+OPTIONAL_METHODS = ("cross_validate", "split_predictions", "cross_validate_batch", "population_errors",
+                    "predict_features", "predict_proba", "context", "describe")
 
 
 @runtime_checkable

@@ -197,6 +197,28 @@ class LogisticLearner:
             predictions[test] = self.predict_features(model, state.X[test])
         return Folds(predictions, models if keep_models else None)
 
+    def split_predictions(self, state: LogisticState, trains, tests, rng: np.random.Generator) -> list[np.ndarray]:
+        """Predictions of one model per train/test split, the fits in one compiled call: the same
+        models, seeds and predictions as :meth:`fit` and :meth:`predict` split by split (seeds
+        drawn in split order, none for a single-class training set)."""
+        n = state.y.shape[0]
+        models: list[LogisticModel | None] = [None] * len(trains)
+        seeds: list[int | None] = [None] * len(trains)
+        solve = []
+        for s, rows in enumerate(trains):
+            y = state.y[rows]
+            if np.all(y == y[0]):               # fit's constant rule, before any draw
+                models[s] = _constant(int(y[0]), state.X.shape[1])
+            else:
+                seeds[s] = self._seed(rng)
+                solve.append(s)
+        if solve:
+            weights = np.stack([np.bincount(trains[s], minlength=n) for s in solve]).astype(np.float64)
+            for s, model in zip(solve, self._solve(state, weights)):
+                models[s] = (self._sklearn_refit(state, trains[s], seeds[s], model)
+                             if model.status in _SKLEARN_FALLBACK else model)
+        return [self.predict(state, model, test) for model, test in zip(models, tests)]
+
     # ------------------------------------------------------------------ kernel and fallback
     def _solve(self, state: LogisticState, weights: np.ndarray) -> list[LogisticModel]:
         """The kernel's fits for the weight vectors ``weights`` (F, n) on one sample."""

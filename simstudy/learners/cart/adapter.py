@@ -8,7 +8,7 @@ import numpy as np
 
 from simstudy.learners import TIE_RULES
 from simstudy.learners.cart.bitsets import population_errors
-from simstudy.learners.cart.crossval import cross_validate_cart
+from simstudy.learners.cart.crossval import cross_validate_cart, predict_splits_cart
 from simstudy.learners.cart.grow import fit_cart
 from simstudy.learners.cart.params import supported_tree_params
 from simstudy.learners.cart.ranking import RankedFeatures
@@ -80,8 +80,24 @@ class CartLearner:
 
     def fit(self, state: "CartState", rows: np.ndarray, rng: np.random.Generator) -> CartTree:
         """The tree grown on the sample's rows ``rows`` (one seed drawn from ``rng``)."""
-        return fit_cart(state.ranked[rows], state.y[rows], self._seed(rng), self.criterion, self.max_depth,
+        return self._fit_seeded(state, rows, self._seed(rng))
+
+    def _fit_seeded(self, state: "CartState", rows: np.ndarray, seed: int) -> CartTree:
+        return fit_cart(state.ranked[rows], state.y[rows], seed, self.criterion, self.max_depth,
                         self.min_samples_split, self.min_samples_leaf, self.ties)
+
+    def split_predictions(self, state: "CartState", trains, tests, rng: np.random.Generator) -> list[np.ndarray]:
+        """Predictions of one tree per train/test split, the trees grown in one compiled call: the
+        same trees, seeds (one per split, in order) and predictions as :meth:`fit` and
+        :meth:`predict` split by split. With more than two classes, a training set that lacks a
+        class is grown by :meth:`fit`'s path (its class encoding differs from the sample's)."""
+        seeds = [self._seed(rng) for _ in trains]
+        classes = np.unique(state.y)
+        if classes.size > 2 and any(np.unique(state.y[rows]).size < classes.size for rows in trains):
+            return [self.predict(state, self._fit_seeded(state, rows, seed), test)
+                    for rows, test, seed in zip(trains, tests, seeds)]
+        return predict_splits_cart(state.ranked, state.y, trains, tests, seeds, self.criterion, self.max_depth,
+                                   self.min_samples_split, self.min_samples_leaf, self.ties)
 
     def predict(self, state: "CartState", model: CartTree, rows: np.ndarray) -> np.ndarray:
         return predict_cart(model, state.ranked.X[rows])

@@ -1,4 +1,5 @@
-"""K-fold cross-validation of the tree in one compiled call."""
+"""Cross-validation of the tree in one compiled call: K-fold (:func:`cross_validate_cart`) and any
+sequence of train/test splits (:func:`predict_splits_cart`: 5x2, train/validation, nested CV)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -109,3 +110,70 @@ def cross_validate_cart(X, y: np.ndarray, labels: np.ndarray, K: int, seeds, cri
     if keep_models:
         models = [CartTree(*(a[offsets[k]:offsets[k + 1]] for a in nodes), classes=classes) for k in range(K)]
     return CartFolds(classes[predicted], models)
+
+
+@numba.njit(cache=True)
+def _predict_splits(X, sample, train_rows, train_ptr, test_rows, test_ptr, seeds, rules):
+    """Grow one tree per split and predict that split's test rows, all in one call.
+
+    Split s trains on ``train_rows[train_ptr[s]:train_ptr[s + 1]]`` (exactly as :func:`fit_cart`
+    on those rows) with seed ``seeds[s]`` and predicts the rows
+    ``test_rows[test_ptr[s]:test_ptr[s + 1]]``; returns their predicted classes (encoded),
+    concatenated in the same layout as ``test_rows``."""
+    n_splits = seeds.shape[0]
+    pool = _new_pool(sample.n_values, sample.n_classes)
+    predicted = np.empty(test_rows.shape[0], np.int64)
+    longest = 0
+    for s in range(n_splits):
+        longest = max(longest, train_ptr[s + 1] - train_ptr[s])
+    samples = np.empty(longest, np.int64)
+    for s in range(n_splits):
+        m = train_ptr[s + 1] - train_ptr[s]
+        samples[:m] = train_rows[train_ptr[s]:train_ptr[s + 1]]   # _grow reorders its rows in place
+        tree = _grow(sample, samples[:m], rules, seeds[s], pool)
+        for i in range(test_ptr[s], test_ptr[s + 1]):
+            predicted[i] = tree.leaf_class[_leaf_of(X, test_rows[i], tree.feature, tree.threshold, tree.left,
+                                                    tree.right)]
+    return predicted
+
+
+def _concatenate(parts) -> tuple[np.ndarray, np.ndarray]:
+    """Row arrays as one int64 array and the offsets of each part (CSR layout)."""
+    parts = [np.asarray(p, dtype=np.int64) for p in parts]
+    ptr = np.zeros(len(parts) + 1, np.int64)
+    ptr[1:] = np.cumsum([p.size for p in parts])
+    return (np.concatenate(parts) if parts else np.empty(0, np.int64)), ptr
+
+
+def predict_splits_cart(X, y: np.ndarray, trains, tests, seeds, criterion: str = "gini",
+                        max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
+                        ties: str = "draw") -> list[np.ndarray]:
+    """The trees of many train/test splits of one sample in one compiled call.
+
+    Split s's tree is ``fit_cart(X[trains[s]], y[trains[s]], seeds[s], ...)`` whenever every
+    training set holds every class of ``y`` (always true with two classes: a one-class
+    training set gives a one-leaf tree either way); the caller falls back to :func:`fit_cart`
+    otherwise (see :meth:`CartLearner.split_predictions`).
+
+    Parameters
+    ----------
+    X : ndarray (n, p) or RankedFeatures
+    y : ndarray (n,)
+    trains, tests : sequences of row-position arrays, one pair per split
+    seeds : sequence of ints, one per split
+
+    Returns
+    -------
+    list of ndarray
+        The predicted labels of each split's test rows, in the order given.
+    """
+    if not (len(trains) == len(tests) == len(seeds)):
+        raise ValueError(f"trains, tests and seeds must have one entry per split; got {len(trains)}, {len(tests)} "
+                         f"and {len(seeds)}.")
+    ranked, classes, sample, rules = _kernel_inputs(X, y, criterion, max_depth, min_samples_split, min_samples_leaf,
+                                                    ties)
+    train_rows, train_ptr = _concatenate(trains)
+    test_rows, test_ptr = _concatenate(tests)
+    seeds = np.asarray([_seed(s) for s in seeds], dtype=np.int64)
+    predicted = classes[_predict_splits(ranked.X, sample, train_rows, train_ptr, test_rows, test_ptr, seeds, rules)]
+    return [predicted[test_ptr[s]:test_ptr[s + 1]] for s in range(len(seeds))]

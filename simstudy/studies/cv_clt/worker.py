@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.crossval import cross_validate, score, split_losses
+from simstudy.crossval import cross_validate, split_losses
 from simstudy.inference import cv_clt_sigma, nested_cv_interval
 from simstudy.learners.base import learners_context
 from simstudy.rng import condition_key, replicate_rng
@@ -101,12 +101,12 @@ class CVCLTWorker:
     def _nested(self, learner, state, y, labels, losses, cond: SizeCondition, r: int, fit_rng) -> tuple[float, float]:
         n, K = cond.n, cond.K
 
-        def loss_fn(train, test):
-            return score(learner, state, learner.fit(state, train, fit_rng), test, y, self.loss)
+        def fit_splits(trains, tests):
+            return split_losses(learner, state, y, self.loss, tests, fit_rng, trains)
 
         nested_rng = replicate_rng(self.seed, condition_key({"condition": cond.key, "nested_cv": True}), r)
-        res = nested_cv_losses(loss_fn, n, K, self.nested_cv_repetitions, nested_rng, first_labels=labels,
-                               first_outer_losses=losses)
+        res = nested_cv_losses(None, n, K, self.nested_cv_repetitions, nested_rng, first_labels=labels,
+                               first_outer_losses=losses, many_losses=fit_splits)
         out = nested_cv_interval(res.pair_losses, res.outer_losses, method=self.nested_cv_method)
         return out.estimate, out.se
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.crossval import cross_validate, score
+from simstudy.crossval import cross_validate, split_losses
 from simstudy.inference import cv_clt_sigma, nested_cv_interval, subsample_cv
 from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation, Sample
@@ -83,11 +83,11 @@ class RhoHatWorker:
         return state, np.asarray(self.loss(sample.y, folds.predictions, folds.proba), dtype=float)
 
     def _nested(self, state, y, labels, losses, n: int, K: int, rng) -> tuple[float, float]:
-        def loss_fn(train, test):
-            return score(self.learner, state, self.learner.fit(state, train, rng), test, y, self.loss)
+        def fit_splits(trains, tests):
+            return split_losses(self.learner, state, y, self.loss, tests, rng, trains)
 
-        res = nested_cv_losses(loss_fn, n, K, self.nested_cv_repetitions, rng, first_labels=labels,
-                               first_outer_losses=losses)
+        res = nested_cv_losses(None, n, K, self.nested_cv_repetitions, rng, first_labels=labels,
+                               first_outer_losses=losses, many_losses=fit_splits)
         out = nested_cv_interval(res.pair_losses, res.outer_losses)
         return float(out.estimate), float(out.se)
 
