@@ -16,6 +16,7 @@ is recorded (the largest process).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -126,9 +127,29 @@ def quick_letter_plain_script(n_jobs: int) -> float:
 CV_CLT_SIZES, CV_CLT_REPLICATES, CV_CLT_NESTED = (100, 200, 400, 800, 1600, 3200), 2000, 500
 
 
-def experiment_simstudy(script: str, extra: list[str] | None = None) -> dict:
-    """``bash experiments/<script>`` with its results redirected into a temporary directory."""
-    with tempfile.TemporaryDirectory(prefix="simstudy-bench-") as tmp:
+#: Where the end-to-end workloads write their runs; None: a temporary directory, deleted
+#: afterwards (``run.py --keep-outputs DIR`` sets it, e.g. to compare the records with results/).
+KEEP_OUTPUTS: Path | None = None
+
+
+@contextlib.contextmanager
+def _workdir(name: str):
+    """A directory for one workload's outputs: ``KEEP_OUTPUTS/name`` (kept) or a temporary one."""
+    if KEEP_OUTPUTS is None:
+        with tempfile.TemporaryDirectory(prefix="simstudy-bench-") as tmp:
+            yield tmp
+        return
+    out = Path(KEEP_OUTPUTS) / name
+    if out.exists() and any(out.iterdir()):
+        raise FileExistsError(f"--keep-outputs: {out} is not empty; choose another directory.")
+    out.mkdir(parents=True, exist_ok=True)
+    yield str(out)
+
+
+def experiment_simstudy(script: str, extra: list[str] | None = None, name: str | None = None) -> dict:
+    """``bash experiments/<script>`` with its results redirected into a temporary directory (or
+    ``KEEP_OUTPUTS/name``, by default the script's name)."""
+    with _workdir(name or Path(script).stem) as tmp:
         out = Path(tmp) / Path(script).stem
         run = Timed(["bash", str(ROOT / "experiments" / script), f"hydra.run.dir={out}", *(extra or [])])
         return {"seconds": run.seconds, "peak_mib": run.peak_mib, "checksum": _records_checksum(out, "estimate")}
@@ -155,7 +176,7 @@ def cv_clt_plain(n_jobs: int, per_size: int) -> dict:
 # ----------------------------------------------------------------------------- suite
 def suite_simstudy() -> dict:
     """``bash experiments/all.sh`` into a temporary results directory."""
-    with tempfile.TemporaryDirectory(prefix="simstudy-bench-") as tmp:
+    with _workdir("suite") as tmp:
         run = Timed(["bash", str(ROOT / "experiments" / "all.sh")], RESULTS=str(Path(tmp) / "results"))
         return {"seconds": run.seconds, "peak_mib": run.peak_mib, "checksum": float("nan"),
                 "log": run.stdout.strip().splitlines()[-12:]}

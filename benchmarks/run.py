@@ -165,7 +165,7 @@ def _cv_clt_full(plain_per_size: int = 8):
                  lambda n_jobs: e2e.cv_clt_plain(n_jobs, plain_per_size),
                  lambda n_jobs: e2e.experiment_simstudy("cv_clt.sh", [
                      f"runner.n_jobs={n_jobs}", "study.sizes=[100]", "study.replicates=4",
-                     "study.nested_cv_replicates=1"]))
+                     "study.nested_cv_replicates=1"], name="cv_clt_warmup"))
     w.plain_fraction, w.same_numbers = 1.0, False
     return w
 
@@ -229,12 +229,18 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "results" / "benchmarks" / "benchmarks.jsonl"))
+    parser.add_argument("--keep-outputs", metavar="DIR", help="end-to-end workloads write their runs into DIR/<workload> "
+                        "(kept, e.g. to compare the records with results/) instead of a temporary directory")
     parser.add_argument("--plain", choices=sorted(PLAIN_SCRIPTS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))     # end_to_end, plain_cv_clt
     if args.plain:
         return _run_plain_script(args.plain, args.n_jobs)
     table = workloads()
+    if args.keep_outputs:
+        import end_to_end
+
+        end_to_end.KEEP_OUTPUTS = Path(args.keep_outputs).resolve()
     if args.list:
         for name in table:
             print(name)

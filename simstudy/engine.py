@@ -127,7 +127,7 @@ def make_runner(runner: Any = None, command: str = "", **overrides: Any) -> Runn
 def prepare(study: Any, population: Any = None, learner: Any = None, runner: Any = None, command: str = "",
             **params: Any) -> RunPlan:
     """Validate a request without loading data or starting workers (see the module docstring)."""
-    from simstudy.populations import validate_population_config
+    from simstudy.populations import expand_preset, validate_population_config
 
     cls = resolve_study(study)
     if isinstance(study, Study):
@@ -149,7 +149,7 @@ def prepare(study: Any, population: Any = None, learner: Any = None, runner: Any
             raise ConfigError(f"population=None is invalid: study {cls.name!r} needs a population (a name such as "
                               "'letter', a config mapping, or a population object).")
         if isinstance(population, Mapping) or hasattr(population, "items"):
-            spec = dict(population)
+            spec = expand_preset(population)
             if "_target_" not in spec:
                 validate_population_config(spec)
     return RunPlan(cls, config, population, learner, options)

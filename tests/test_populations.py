@@ -232,3 +232,24 @@ def test_covtype_via_sklearn_fetcher_cache(tmp_path):
                             "data_home": str(tmp_path), "positive": ["2"]})
     np.testing.assert_array_equal(pop.X, X)
     np.testing.assert_array_equal(pop.y, (y == 2).astype(int))
+
+
+def test_a_mapping_may_name_a_preset_instead_of_a_kind(letter_like_file):
+    """{"name": "letter", ...} and {"kind": "letter", ...} are the letter preset with overrides
+    (as population=letter population.path=... on the command line); a mapping with neither a
+    kind nor a preset name, or an unknown one, is refused naming the field."""
+    from simstudy.errors import ConfigError
+    from simstudy.populations import build_population, expand_preset
+
+    path = str(letter_like_file[0])
+    for spec in ({"name": "letter", "path": path}, {"kind": "letter", "path": path}):
+        cfg = expand_preset(spec)
+        assert cfg["kind"] == "tabular" and cfg["path"] == path and cfg["positive"]
+        assert build_population(spec).name == "letter"
+    assert expand_preset({"kind": "logistic", "bayes_error": 0.1}) == {"kind": "logistic", "bayes_error": 0.1}
+    with pytest.raises(ConfigError, match="population.kind is missing"):
+        expand_preset({"path": "x"})
+    with pytest.raises(ConfigError, match=r"population.kind='lettre' is invalid: choose a kind .* or a preset"):
+        expand_preset({"kind": "lettre"})
+    with pytest.raises(ConfigError, match=r"population.name='mine' names no preset"):
+        expand_preset({"name": "mine", "path": "x"})

@@ -17,8 +17,8 @@ from simstudy.populations.tabular import (MISSING_MARKERS, MISSING_POLICIES, Tab
 
 __all__ = ["DataUnavailableError", "GaussianFoldsPopulation", "LogisticPopulation", "Population",
            "ResidualPopulation", "Sample", "TabularPopulation", "binarize", "build_population", "check_population",
-           "load_covtype", "load_openml", "load_table_file", "validate_population_config", "MISSING_MARKERS",
-           "MISSING_POLICIES", "TabularData", "data_fingerprint"]
+           "load_covtype", "load_openml", "load_table_file", "validate_population_config", "expand_preset", "KINDS",
+           "MISSING_MARKERS", "MISSING_POLICIES", "TabularData", "data_fingerprint"]
 
 #: Methods every population defines (residual populations: ``residual_blocks`` instead of ``sample``).
 REQUIRED_METHODS = ("sample", "seed_params")
@@ -85,6 +85,40 @@ def validate_population_config(cfg: Mapping[str, Any]) -> None:
                           "(or population=custom with population._target_=your.Class).")
 
 
+#: The values of ``population.kind`` (a preset such as ``letter`` is a kind with its fields set).
+KINDS = ("logistic", "gaussian_folds", "tabular", "gaussian_linear", "friedman1", "custom")
+
+
+def expand_preset(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """A config mapping that names a preset instead of a kind, completed from that preset.
+
+    ``{"name": "letter", "path": ...}`` and ``{"kind": "letter", "path": ...}`` both mean the
+    ``letter`` preset with ``path`` overridden (as ``population=letter population.path=...`` on
+    the command line). Mappings with a kind or a ``_target_`` are returned unchanged (as a dict).
+    """
+    cfg = dict(cfg)
+    if "_target_" in cfg:
+        return cfg
+    from simstudy.registry import POPULATIONS
+
+    kind = cfg.get("kind")
+    name = kind if kind is not None and kind not in KINDS else (cfg.get("name") if kind is None else None)
+    if name is None:
+        if kind is None:
+            raise ConfigError("population.kind is missing: give a kind (" + ", ".join(KINDS) + ") with its fields, "
+                              "or name a preset (population='letter', or {'name': 'letter', 'path': ...}).")
+        return cfg
+    if not isinstance(name, str) or name not in POPULATIONS or name == "custom":
+        presets = ", ".join(n for n in POPULATIONS if n not in KINDS)
+        if kind is not None:
+            raise ConfigError(f"population.kind={name!r} is invalid: choose a kind ({', '.join(KINDS)}) or a preset "
+                              f"({presets}).")
+        raise ConfigError(f"population.name={name!r} names no preset ({presets}) and population.kind is missing: "
+                          f"add a kind ({', '.join(KINDS)}) with its fields.")
+    overrides = {k: v for k, v in cfg.items() if k != "kind"}
+    return {**POPULATIONS.preset(name, "population", "a population object"), **overrides}
+
+
 def build_population(spec: Any) -> Any:
     """A population object from an object, a registered name or a config mapping.
 
@@ -107,7 +141,7 @@ def build_population(spec: Any) -> Any:
     if not isinstance(spec, Mapping) and not hasattr(spec, "items"):
         check_population(spec)
         return spec
-    cfg = dict(spec)
+    cfg = expand_preset(spec)
     if "_target_" in cfg:
         cfg["kind"] = "custom"
     validate_population_config(cfg)
