@@ -104,6 +104,7 @@ def test_cli_run_ends_with_the_headline_then_the_files(tmp_path):
     lines = [line for line in proc.stdout.splitlines() if not line.startswith("[")]
     assert lines[0].startswith("cv_variance (") and "type-I error" in lines[0]
     assert any(line.strip().startswith("n=20 ") and "rho " in line for line in lines)
+    assert not any("paper" in line for line in lines[:4])   # no paper row set: no z and no paper column
     assert lines[-1].startswith("simstudy: results in ") and "report.html" in lines[-1]
 
 

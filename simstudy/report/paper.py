@@ -120,7 +120,8 @@ def table2_markdown(summary: pd.DataFrame, tests: pd.DataFrame, dataset: str | N
     has_paper = dataset is not None and table2_comparison(summary, tests, dataset)["paper"].notna().any()
     header = list(frame.columns)
     rows = frame.values.tolist()
-    title = f"Table 2 of Grandvalet & Bengio (2006), {dataset or 'this population'}: ours beside the paper's\n\n"
+    title = (f"Table 2 of Grandvalet & Bengio (2006), {dataset}: ours beside the paper's\n\n" if has_paper else
+             "The quantities of Table 2 of Grandvalet & Bengio (2006) on this population\n\n")
     note = ("\n± is 1.96 Monte Carlo standard errors (a 95% interval), as in the figures; z = (ours - paper) / "
             "sqrt(SE_ours^2 + SE_paper^2), the paper's SE taken from its 10,000 replicates (see table2_comparison.csv "
             "for every SE).\n" if has_paper else "")

@@ -163,7 +163,7 @@ class CVVarianceStudy(Study):
                     cell += f" (paper {row['paper']:.{digits}f}, z {row['z']:+.1f})"
                 cells.append(cell)
             lines.append(f"  n={n:<5} " + "   ".join(cells))
-        lines.append("  ± = 1.96 Monte Carlo SE (95%); z = (ours - paper) / combined SE")
+        lines.append("  ± = 1.96 Monte Carlo SE (95%)" + ("; z = (ours - paper) / combined SE" if has_paper else ""))
         return "\n".join(lines)
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
