@@ -63,7 +63,6 @@ def audit_figure(result):
     titles = [f"calibration in data like yours ({result.settings['learner']}, K = {result.K})",
               f"your intervals (recommended: thick; dotted: CV estimate {result.estimate:.4f})"]
     fig = style_axes(fig, [left, right], titles, legend_size=7)
-    left.legend(loc="lower right", fontsize=7)   # the bars of the first procedures sit at the top
     return fig
 
 
