@@ -228,7 +228,7 @@ def test_readme_audit_examples_run_as_written(monkeypatch, tmp_path):
 
     monkeypatch.chdir(tmp_path)
     blocks = readme_blocks("Data-driven rho_hat and the CV audit (`study=rho_hat`, `simstudy audit`)")
-    assert len(blocks) >= 3
+    assert len(blocks) >= 2   # the subsample estimators' toy example, the audit (classification + regression)
     namespace: dict = {}
     for block in blocks:
         exec(compile(block, "README.md", "exec"), namespace)
