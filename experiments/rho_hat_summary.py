@@ -19,8 +19,10 @@ from simstudy.studies.rho_hat.figures import FAMILIES, family_axes, rho_axes
 from simstudy.studies.rho_hat.study import pivot_percent
 
 
-def size_power_figure(fig_rows, alpha: float, path: Path) -> Path:
-    """One row per run: size (one panel per family of procedures), then power (the same families)."""
+def size_power_figure(fig_rows, alpha: float, path: Path | None):
+    """One row per run: size (one panel per family of procedures), then power (the same families).
+
+    Saved to ``path`` (returned); with ``path`` None the figure itself is returned (tests)."""
     families = list(FAMILIES)
     fig, axes = panel_grid(len(fig_rows), 2 * len(families), width=3.1, height=2.5)
     titles = []
@@ -28,7 +30,8 @@ def size_power_figure(fig_rows, alpha: float, path: Path) -> Path:
         family_axes(row[:len(families)], row[len(families):], tests, alpha)   # one y scale per row and quantity
         row[0].set_ylabel(f"{name}\nsize (%)")
         titles += [f"{name}: size, {f}" for f in families] + [f"{name}: power, {f}" for f in families]
-    return save_figure(finish(fig, axes, titles, ncol=6, legend_size=8), path)
+    fig = finish(fig, axes, titles, ncol=6, legend_size=8)
+    return fig if path is None else save_figure(fig, path)
 
 
 def rho_figure(fig_rows, path: Path) -> Path:
