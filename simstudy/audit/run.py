@@ -139,8 +139,9 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
     splits : int
         B splits into disjoint halves of the subsample estimators (>= 1; 2B CVs of n/2 points).
     nested_cv_replicates : int
-        Replicates per setting that also run nested CV (0: none; 200 by default: with fewer than
-        ~100 the rule can never trust nested CV, whose Wilson upper bound stays above alpha + slack).
+        Replicates per setting that also run nested CV (0: none; 200 by default: with fewer than 61
+        the rule cannot trust nested CV at all, since even 0 rejections leave a Wilson upper bound
+        above 6%).
     alpha : float
         1 - confidence level of the intervals, in (0, 0.5).
     slack, confidence : float
