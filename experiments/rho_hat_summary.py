@@ -1,5 +1,7 @@
 """Combine the runs of experiments/rho_hat.sh: results/rho_hat/summary.md, goal.csv and
-figures/size_power_all.png (one row per population/learner: size, power, rho against n).
+figures/size_power_all.png (one row per population/learner: size, then power, against n, one panel per family
+of at most 3 procedures + the oracle) and figures/rho_all.png (the true rho against the rho_hats, one panel per run).
+Re-aggregation only: reads each run's tests.csv and summary.csv, never the replicates.
 
 Usage: python experiments/rho_hat_summary.py [results/rho_hat]
 """
@@ -11,10 +13,38 @@ from pathlib import Path
 import pandas as pd
 
 from simstudy.report import frame_to_markdown
-from simstudy.report.figures import plt, save_figure, style_axes
+from simstudy.report.figures import finish, panel_grid, save_figure
 from simstudy.studies.rho_hat.aggregate import PROCEDURES, goal_table
-from simstudy.studies.rho_hat.figures import size_power_axes
+from simstudy.studies.rho_hat.figures import FAMILIES, family_axes, rho_axes
 from simstudy.studies.rho_hat.study import pivot_percent
+
+
+def size_power_figure(fig_rows, alpha: float, path: Path | None):
+    """One row per run: size (one panel per family of procedures), then power (the same families).
+
+    Saved to ``path`` (returned); with ``path`` None the figure itself is returned (tests)."""
+    families = list(FAMILIES)
+    fig, axes = panel_grid(len(fig_rows), 2 * len(families), width=3.1, height=2.5)
+    titles = []
+    for row, (name, _summary, tests) in zip(axes, fig_rows):
+        family_axes(row[:len(families)], row[len(families):], tests, alpha)   # one y scale per row and quantity
+        row[0].set_ylabel(f"{name}\nsize (%)")
+        titles += [f"{name}: size, {f}" for f in families] + [f"{name}: power, {f}" for f in families]
+    fig = finish(fig, axes, titles, ncol=6, legend_size=8)
+    return fig if path is None else save_figure(fig, path)
+
+
+def rho_figure(fig_rows, path: Path) -> Path:
+    """One panel per run: the true rho(n) against the rho_hats."""
+    cols = 4
+    fig, axes = panel_grid(-(-len(fig_rows) // cols), cols, width=3.6, height=2.8)
+    flat = list(axes.ravel())
+    for ax, (name, summary, tests) in zip(flat, fig_rows):
+        rho_axes(ax, summary, tests)
+    for ax in flat[len(fig_rows):]:
+        ax.set_visible(False)
+    titles = [name for name, _, _ in fig_rows] + [""] * (len(flat) - len(fig_rows))
+    return save_figure(finish(fig, flat[:len(fig_rows)], titles[:len(fig_rows)], ncol=5), path)
 
 
 def main(folder: Path) -> None:
@@ -50,12 +80,8 @@ def main(folder: Path) -> None:
               "Procedures:", ""] + [f"- `{k}`: {v}" for k, v in PROCEDURES.items()] + [""]
     (folder / "summary.md").write_text("\n".join(lines))
     goal.to_csv(folder / "goal.csv", index=False)
-    fig, axes = plt.subplots(len(fig_rows), 3, figsize=(16, 4.2 * len(fig_rows)), squeeze=False)
-    titles = []
-    for row, (name, summary, tests) in zip(axes, fig_rows):
-        size_power_axes(list(row), summary, tests, alpha)
-        titles += [f"size, {name}", f"power, {name}", f"rho, {name}"]
-    save_figure(style_axes(fig, list(axes.ravel()), titles, legend_size=6), folder / "figures" / "size_power_all.png")
+    size_power_figure(fig_rows, alpha, folder / "figures" / "size_power_all.png")
+    rho_figure(fig_rows, folder / "figures" / "rho_all.png")
     print((folder / "summary.md").read_text())
 
 

@@ -30,6 +30,8 @@ def _cli(*args, cwd):
     (["{file}", "--alpha", "0.7"], "alpha=0.7"),
     (["{file}", "--label-column", "middle"], "--label-column"),
     (["{file}", "--param", "oops"], "--param='oops'"),
+    (["{file}", "--slack", "-1"], "slack=-1"),
+    (["{file}", "--confidence", "2"], "confidence=2"),
     (["{file}", "-K", "150"], "too few"),
 ])
 def test_bad_input_exit_2_without_traceback(tmp_path, letter_like_file, args, words):
@@ -50,23 +52,84 @@ def test_bad_arrays_refused():
         audit(X=np.zeros((100, 2)), y=np.zeros(99), progress=False)
 
 
-def _tests(sizes, powers):
-    return pd.DataFrame({"procedure": list(sizes), "size": list(sizes.values()),
-                         "size_low": [max(s - 0.03, 0) for s in sizes.values()], "power": list(powers.values()),
-                         "mean_width": 1.0, "replicates": 200})
+def _tests(sizes, powers, replicates=200):
+    """A hand-made tests table: sizes as rejection counts of ``replicates`` (per procedure or one for all)."""
+    reps = replicates if isinstance(replicates, dict) else dict.fromkeys(sizes, replicates)
+    counts = {p: round(s * reps[p]) for p, s in sizes.items()}
+    return pd.DataFrame({"procedure": list(sizes), "size": [counts[p] / reps[p] for p in sizes],
+                         "size_count": list(counts.values()), "replicates": [reps[p] for p in sizes],
+                         "power": [powers[p] for p in sizes], "mean_width": 1.0})
 
 
 def test_recommendation_rule():
-    at_n = _tests({"rho_hat=0": 0.10, "cv_clt": 0.055, "nadeau_bengio": 0.04, "oracle_rho": 0.05},
+    at_n = _tests({"rho_hat=0": 0.10, "cv_clt": 0.055, "nadeau_bengio": 0.02, "oracle_rho": 0.01},
                   {"rho_hat=0": 0.9, "cv_clt": 0.7, "nadeau_bengio": 0.5, "oracle_rho": 0.95})
-    at_half = _tests({"rho_hat=0": 0.12, "cv_clt": 0.075, "nadeau_bengio": 0.045, "oracle_rho": 0.05},
+    at_half = _tests({"rho_hat=0": 0.12, "cv_clt": 0.045, "nadeau_bengio": 0.025, "oracle_rho": 0.01},
                      {"rho_hat=0": 0.9, "cv_clt": 0.7, "nadeau_bengio": 0.5, "oracle_rho": 0.95})
     rec = recommend(at_n, at_half, 0.05)
-    # cv_clt is liberal at n/2 (7.5% > 6%), rho_hat=0 everywhere; the oracle is never recommended
+    # cv_clt measures <= 6% in both settings but its Wilson upper bounds (8.9%, 8.3%) are above 6%;
+    # nadeau_bengio (4/200, 5/200: upper 5.0%, 5.7%) is trusted; the oracle is never recommended
     assert rec.procedure == "nadeau_bengio" and rec.trusted
+    verdict = rec.table.set_index("procedure")["verdict"]
+    assert verdict.to_dict() == {"rho_hat=0": "liberal", "cv_clt": "undecided", "nadeau_bengio": "trusted"}
+    assert "oracle_rho" not in set(rec.table["procedure"])
     bad = recommend(_tests({"rho_hat=0": 0.10, "cv_clt": 0.08}, {"rho_hat=0": 0.9, "cv_clt": 0.7}),
                     _tests({"rho_hat=0": 0.12, "cv_clt": 0.09}, {"rho_hat=0": 0.9, "cv_clt": 0.7}), 0.05)
     assert bad.procedure == "cv_clt" and not bad.trusted and "No procedure" in bad.text
+
+
+def test_liberal_procedure_at_200_replicates_is_not_trusted():
+    """The case that made the first rule too permissive: the plain t measuring 5.5% at n and 5% at n/2 with
+    200 replicates (Letter, tree) while its real size is ~8%. The point rule would trust it; this one does not,
+    and recommends the conservative procedure whose evidence supports its level."""
+    sizes_n, sizes_half = {"rho_hat=0": 0.055, "rho_hat=0.7": 0.005}, {"rho_hat=0": 0.05, "rho_hat=0.7": 0.01}
+    powers = {"rho_hat=0": 0.55, "rho_hat=0.7": 0.12}
+    rec = recommend(_tests(sizes_n, powers), _tests(sizes_half, powers), 0.05)
+    assert rec.procedure == "rho_hat=0.7" and rec.trusted
+    assert rec.table.set_index("procedure").loc["rho_hat=0", "verdict"] == "undecided"
+
+
+def test_procedure_at_its_level_is_trusted_with_many_replicates():
+    """A procedure at 5.0% is undecided at 200 replicates and trusted (and recommended for its power) at 5,000."""
+    sizes = {"subsample_rho": 0.05, "rho_hat=0.7": 0.01}
+    powers = {"subsample_rho": 0.42, "rho_hat=0.7": 0.12}
+    few = recommend(_tests(sizes, powers), _tests(sizes, powers), 0.05)
+    assert few.procedure == "rho_hat=0.7"
+    many = recommend(_tests(sizes, powers, 5000), _tests(sizes, powers, 5000), 0.05)
+    assert many.procedure == "subsample_rho" and many.trusted
+    # a looser rule (80% Wilson interval, 2.5 points of slack: upper bound 7.4%) trusts it at 200 replicates
+    loose = recommend(_tests(sizes, powers), _tests(sizes, powers), 0.05, slack=0.025, confidence=0.8)
+    assert loose.procedure == "subsample_rho"
+
+
+@pytest.mark.parametrize("replicates", [100, 200, 400, 1000, 5000])
+def test_rule_error_rate_at_the_limit_is_exact_binomial(replicates):
+    """Against theory: a procedure whose real size is exactly alpha + slack passes one setting with probability
+    P(upper Wilson bound <= alpha + slack), computed exactly from the binomial distribution; it is at most
+    (1 - confidence) / 2 = 2.5% (the one-sided error of the interval) at these replicate counts."""
+    from scipy import stats
+
+    from simstudy.inference.proportions import wilson_bounds
+
+    k = np.arange(replicates + 1)
+    passes = wilson_bounds(k, np.full(k.size, replicates))[1] <= 0.06
+    assert stats.binom.pmf(k[passes], replicates, 0.06).sum() <= 0.025
+    # the same through recommend(): exactly the counts k <= max(k[passes]) are trusted
+    last = int(k[passes].max())
+    for count, expected in ((last, True), (last + 1, False)):
+        t = pd.DataFrame({"procedure": ["p"], "size": [count / replicates], "size_count": [count],
+                          "replicates": [replicates], "power": [0.5], "mean_width": [1.0]})
+        assert recommend(t, t, 0.05).trusted is expected
+
+
+@pytest.mark.parametrize("field, value", [("slack", -0.01), ("slack", "1"), ("confidence", 1.0),
+                                          ("confidence", 0.3), ("confidence", True)])
+def test_bad_rule_options_refused(field, value):
+    t = _tests({"p": 0.05}, {"p": 0.5})
+    with pytest.raises(ConfigError, match=f"{field}="):
+        recommend(t, t, 0.05, **{field: value})
+    with pytest.raises(ConfigError, match=f"{field}="):
+        audit(X=np.zeros((100, 2)), y=np.arange(100) % 2, progress=False, **{field: value})
 
 
 @pytest.mark.slow
@@ -85,3 +148,90 @@ def test_audit_end_to_end(tmp_path, letter_like_file):
     assert "recommended" in text and "<img" in (out / "report.html").read_text()
     estimate = float(text.split("Your CV estimate: ")[1].split(";")[0])
     assert np.all(intervals["low"] <= estimate) and np.all(estimate <= intervals["high"])
+
+
+# --- regression audits ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("learner, loss, words", [
+    ("tree", "squared", "loss='squared' is a regression loss but learner='tree' is a classification learner"),
+    ("ridge_regressor", "zero_one", "loss='zero_one' is a classification loss but learner='ridge_regressor'"),
+    ("tree_regressor", "log_loss", "use loss=squared or absolute"),
+    ("tree", "nope", "loss='nope' is invalid"),
+])
+def test_learner_and_loss_of_different_tasks_refused(learner, loss, words):
+    X, y = np.random.default_rng(0).normal(size=(100, 3)), np.arange(100) % 2
+    with pytest.raises(ConfigError, match=words.replace("(", r"\(")):
+        audit(X=X, y=y, learner=learner, loss=loss, progress=False)
+
+
+def test_bad_regression_targets_refused():
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    with pytest.raises(ConfigError, match="y is constant"):
+        audit(X=X, y=np.ones(100), learner="ridge_regressor", progress=False)
+    with pytest.raises(ConfigError, match="non-numeric"):
+        audit(X=X, y=np.array(["a", "b"] * 50), learner="ridge_regressor", progress=False)
+    with pytest.raises(ConfigError, match="positive=.*regression"):
+        audit(X=X, y=X[:, 0], learner="ridge_regressor", positive=["1"], progress=False)
+
+
+def test_cli_classifier_with_squared_loss_exit_2(tmp_path, letter_like_file):
+    proc = _cli(str(letter_like_file[0]), "--loss", "squared", "--no-progress", cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "loss='squared' is a regression loss but learner='tree'" in proc.stderr
+
+
+def test_regression_audit_smoke():
+    """diabetes (442 rows), ridge, squared loss, a few replicates: a regression audit end to end (Python)."""
+    from sklearn.datasets import load_diabetes
+    from sklearn.linear_model import Ridge
+
+    X, y = load_diabetes(return_X_y=True)
+    res = audit(X=X, y=y, learner="ridge_regressor", replicates=20, nested_cv_replicates=2, splits=1, n_jobs=1,
+                progress=False)
+    assert res.settings["task"] == "regression" and res.settings["loss"] == "squared"
+    assert set(res.tests) == {"n", "n/2"} and res.rho["n"][0] == 440 and res.rho["n/2"][0] == 220
+    low, high = res.interval
+    assert low < res.estimate < high
+    # with 20 replicates nothing can be trusted, and the text says how many would be needed
+    assert not res.recommendation.trusted and "use at least 61" in res.recommendation.text
+    # against an independent reference: the user's CV estimate is a 10-fold mean squared error of a ridge
+    # fit; it lies between the training MSE of ridge on all rows and the variance of y
+    fit = Ridge(alpha=1.0).fit(X, y)
+    assert np.mean((fit.predict(X) - y) ** 2) < res.estimate < np.var(y)
+
+
+@pytest.mark.slow
+def test_regression_audit_cli_file(tmp_path):
+    """A regression audit through the CLI on a CSV (target last): tree regressor, absolute loss, report files."""
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    path = tmp_path / "diabetes.csv"
+    pd.DataFrame(np.column_stack([X, y])).to_csv(path, header=False, index=False)
+    proc = _cli(str(path), "--learner", "tree_regressor", "--loss", "absolute", "--replicates", "40",
+                "--nested-cv-replicates", "2", "--splits", "1", "--n-jobs", "1", "--no-progress", "-o", "out",
+                cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "tree_regressor" in text and "absolute loss" in text and "442 rows" in text
+    estimate = float(text.split("Your CV estimate: ")[1].split(";")[0])
+    intervals = pd.read_csv(tmp_path / "out" / "intervals.csv")
+    assert np.all(intervals["low"] <= estimate) and np.all(estimate <= intervals["high"])
+    assert (tmp_path / "out" / "figures" / "audit.png").exists()
+
+
+@pytest.mark.slow
+def test_readme_audit_examples_run_as_written(monkeypatch, tmp_path):
+    """The Python blocks of the README's rho_hat/audit section run as written (in a scratch folder)."""
+    from test_api import readme_blocks
+
+    monkeypatch.chdir(tmp_path)
+    blocks = readme_blocks("Data-driven rho_hat and the CV audit (`study=rho_hat`, `simstudy audit`)")
+    assert len(blocks) >= 2   # the subsample estimators' toy example, the audit (classification + regression)
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)
+    assert namespace["res"].recommendation.procedure in set(namespace["res"].intervals["procedure"])
+    assert namespace["reg"].settings["task"] == "regression"
+    assert (tmp_path / "audit_bc" / "report.html").exists()

@@ -139,3 +139,36 @@ def test_subsample_rho_satterthwaite_df():
     assert satt.pvalue == pytest.approx(2 * stats.t.sf(abs(folds.statistic), r.df))
     with pytest.raises(ValueError, match="satterthwaite"):
         subsample_rho(sub, df="other")
+
+
+def test_figures_are_small_multiples_with_wilson_bars_and_the_sizes_run():
+    """Issue 15's convention on the rho_hat figures (per run, and the combined one of experiments/rho_hat_summary.py):
+    at most 5 series per panel (+ the goal band), no legend inside a panel, one figure legend, x ticks at the sizes
+    run; drawn from the committed tables of results/rho_hat/letter_tree (no replicate recomputed)."""
+    import importlib.util
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from simstudy.studies.rho_hat.figures import FAMILIES, rho_hat_figures
+
+    root = Path(__file__).resolve().parents[1]
+    run = root / "results" / "rho_hat" / "letter_tree"
+    summary, tests = pd.read_csv(run / "summary.csv"), pd.read_csv(run / "tests.csv")
+    spec = importlib.util.spec_from_file_location("rho_hat_summary", root / "experiments" / "rho_hat_summary.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    per_run = rho_hat_figures(summary, tests, 0.05, "letter, tree")["size_power_vs_n"]
+    combined = script.size_power_figure([("letter_tree", summary, tests)] * 2, 0.05, None)
+    sizes = [str(n) for n in sorted(tests["n"].unique())]
+    for fig in (per_run, combined):
+        fig.canvas.draw()
+        panels = [ax for ax in fig.axes if ax.get_visible()]
+        assert fig.legends and len(panels) >= 2 * len(FAMILIES)
+        for ax in panels:
+            assert ax.get_legend() is None
+            labels = [lab for lab in ax.get_legend_handles_labels()[1] if not lab.startswith("_")]
+            assert len([lab for lab in labels if not lab.startswith("goal")]) <= 5, labels
+            assert [t.get_text() for t in ax.get_xticklabels()] == sizes
+        plt.close(fig)

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from simstudy.inference.proportions import wilson_bounds
 from simstudy.report import frame_to_markdown
 from simstudy.report.figures import plt, save_figure, style_axes
 from simstudy.studies.rho_hat.aggregate import PROCEDURES
@@ -26,7 +27,8 @@ def _pct(x: float) -> str:
 
 
 def audit_figure(result):
-    """Left: size of every procedure at n and n/2 (Wilson 95% bars, goal band alpha +- 1 point).
+    """Left: size of every procedure at n and n/2 (Wilson bars at the rule's level, goal band alpha +- 1 point,
+    the rule's limit alpha + slack; each label carries the rule's verdict).
     Right: the user's interval by every procedure (recommended on top, bold)."""
     alpha = result.settings["alpha"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8))
@@ -34,14 +36,20 @@ def audit_figure(result):
     y = np.arange(len(procs))[::-1]
     for offset, (setting, marker) in zip((0.15, -0.15), (("n", "o"), ("n/2", "s"))):
         t = result.tests[setting].set_index("procedure").reindex(procs)
-        err = np.vstack([t["size"] - t["size_low"], t["size_high"] - t["size"]]) * 100
+        low, high = wilson_bounds(t["size_count"].to_numpy(), t["replicates"].to_numpy(),
+                                  result.recommendation.confidence)
+        err = np.vstack([t["size"] - low, high - t["size"]]) * 100
         n_sim = result.rho[setting][0]
         left.errorbar(100 * t["size"], y + offset, xerr=np.clip(err, 0, None), fmt=marker, capsize=2,
                       label=f"{setting} = {n_sim} ({'with' if setting == 'n' else 'without'} replacement)")
+    rec = result.recommendation
     left.axvspan(100 * alpha - 1, 100 * alpha + 1, color="green", alpha=0.15, label="alpha +- 1 point")
     left.axvline(100 * alpha, color="k", linewidth=1)
+    left.axvline(100 * (alpha + rec.slack), color="firebrick", linestyle="--", linewidth=1,
+                 label="rule: bar must end left of this line in both settings")
+    verdict = rec.table.set_index("procedure")["verdict"]
     left.set_yticks(y)
-    left.set_yticklabels(procs)
+    left.set_yticklabels([f"{p} ({verdict.get(p, 'reference')})" for p in procs])
     left.set_xlabel("size (%): rejections of a true H0 in simulated data like yours")
     iv = result.intervals
     for yi, (_, row) in zip(y, iv.iterrows()):
@@ -55,14 +63,14 @@ def audit_figure(result):
     titles = [f"calibration in data like yours ({result.settings['learner']}, K = {result.K})",
               f"your intervals (recommended: thick; dotted: CV estimate {result.estimate:.4f})"]
     fig = style_axes(fig, [left, right], titles, legend_size=7)
-    left.legend(loc="lower right", fontsize=7)   # the bars of the first procedures sit at the top
     return fig
 
 
 def _calibration_table(result) -> pd.DataFrame:
     rows = []
+    verdict = result.recommendation.table.set_index("procedure")["verdict"]
     for proc in result.intervals["procedure"]:
-        row = {"procedure": proc}
+        row = {"procedure": proc, "verdict": verdict.get(proc, "reference")}
         for setting in ("n", "n/2"):
             t = result.tests[setting].set_index("procedure")
             if proc not in t.index:
@@ -101,8 +109,12 @@ def audit_markdown(result) -> str:
         "mu_true +- 2 sd(mu_hat). Nested CV ran on the first "
         f"{s['nested_cv_replicates']} replicates only.", "",
         frame_to_markdown(_calibration_table(result)), "",
-        "Rule: a procedure is trusted when its measured size is at most alpha + 1 point in both settings; the most "
-        "powerful trusted one is recommended.", "",
+        f"Rule: a procedure is *trusted* when the upper end of the {100 * rec.confidence:g}% Wilson interval of its "
+        f"size is at most alpha + {100 * rec.slack:g} point(s) = {100 * (alpha + rec.slack):g}% in both settings "
+        "(the evidence supports its level), *liberal* when the lower end exceeds that in either, *undecided* "
+        "otherwise; the most powerful trusted one is recommended. With R replicates a procedure exactly at its "
+        "level needs R in the thousands to be trusted, so at a few hundred the rule favours conservative "
+        "procedures; more replicates (`--replicates`) let it pick a more powerful one.", "",
         "Procedures:", "", *(f"- `{k}`: {v}" for k, v in PROCEDURES.items() if k != "oracle_rho"), "",
         f"Settings: {', '.join(f'{k}={v}' for k, v in s.items())}; {result.seconds:.0f} s.", ""]
     return "\n".join(lines)

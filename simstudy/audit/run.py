@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.audit.recommend import Recommendation, recommend
+from simstudy.audit.data import resolve_task, user_population, without_replacement
+from simstudy.audit.recommend import Recommendation, check_rule, recommend
 from simstudy.errors import ConfigError
 
 __all__ = ["AuditResult", "audit"]
@@ -84,38 +85,6 @@ def _check_int(name: str, value: Any, low: int, fix: str) -> int:
     return int(value)
 
 
-def _population(data: Any, X: Any, y: Any, label_column: Any, positive: Any):
-    """The user's data as a TabularPopulation drawn with replacement."""
-    from simstudy.populations import build_population
-    from simstudy.populations.tabular import TabularPopulation
-
-    if (data is None) == (X is None):
-        raise ConfigError("give the data either as a file (data=PATH) or as arrays (X=..., y=...), not both.")
-    if data is not None:
-        return build_population({"kind": "tabular", "name": Path(str(data)).stem, "path": str(data),
-                                 "label_column": label_column, "positive": positive, "replace": True})
-    X = np.asarray(X, dtype=float)
-    if y is None:
-        raise ConfigError("y is missing: give the class labels with X (y=...).")
-    y = np.asarray(y)
-    if X.ndim != 2 or y.ndim != 1 or len(y) != len(X):
-        raise ConfigError(f"X must be a 2-D array (rows x features) and y a 1-D array of the same length; got "
-                          f"X of shape {X.shape} and y of shape {y.shape}.")
-    if not np.all(np.isfinite(X)):
-        raise ConfigError("X holds missing or infinite values; remove those rows or impute them first.")
-    classes, codes = np.unique(y, return_inverse=True)
-    if classes.size < 2:
-        raise ConfigError(f"y holds a single class ({classes[0]!r}); the audit needs at least two.")
-    return TabularPopulation(X, codes, name="user_data", replace=True, seed_info={"source": "arrays"})
-
-
-def _without_replacement(pop):
-    from simstudy.populations.tabular import TabularPopulation
-
-    return TabularPopulation(pop.X, pop.y, name=pop.name, replace=False, seed_info=pop.seed_params(),
-                             fingerprint=pop.fingerprint, source=getattr(pop, "source", None))
-
-
 def _user_intervals(worker, pop, K: int, alpha: float, seed: int, rho_n: float) -> tuple[float, pd.DataFrame]:
     """The user's own K-fold CV (all rows) and every procedure's interval for its expected error."""
     from simstudy.populations.base import Sample
@@ -139,33 +108,46 @@ def _user_intervals(worker, pop, K: int, alpha: float, seed: int, rho_n: float) 
     return float(row["mu_hat"]), pd.DataFrame(out)
 
 
-def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tree", loss: str = "zero_one",
-          K: int = 10, replicates: int = 200, splits: int = 5, nested_cv_replicates: int = 50,
-          alpha: float = 0.05, seed: int = 0, label_column: Any = "auto", positive: Any = None,
-          n_jobs: int = -1, progress: bool = True, out: str | Path | None = None) -> AuditResult:
+def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tree", loss: str | None = None,
+          K: int = 10, replicates: int = 1000, splits: int = 5, nested_cv_replicates: int = 200,
+          alpha: float = 0.05, slack: float = 0.01, confidence: float = 0.95, seed: int = 0,
+          label_column: Any = "auto", positive: Any = None, n_jobs: int = -1, progress: bool = True,
+          out: str | Path | None = None) -> AuditResult:
     """Audit K-fold CV of ``learner`` on the user's data: which interval can be trusted, and what is it?
 
     Parameters
     ----------
     data : path, optional
-        A data file (CSV/whitespace, class in the first or last column; see ``label_column``).
+        A data file (CSV/whitespace; the class in the first or last column, a regression target in
+        the last; see ``label_column``).
     X, y : arrays, optional
-        Instead of ``data``: features (rows x columns) and class labels.
+        Instead of ``data``: features (rows x columns) and class labels or real targets.
     learner : str, scikit-learn estimator or simstudy learner
-        A preset name ("tree", "knn", "lda", "logistic_regression", ...) or an estimator.
-    loss : str
-        "zero_one" (default) or "log_loss".
+        A preset name (classifiers "tree", "knn", "lda", "logreg", ...; regressors
+        "ridge_regressor", "tree_regressor", "knn_regressor", "ols") or an estimator. A regressor
+        makes a regression audit (:mod:`simstudy.audit.data`).
+    loss : str, optional
+        Classification: "zero_one" (default) or "log_loss"; regression: "squared" (default) or
+        "absolute".
     K : int
         Folds (>= 3; nested CV needs 3).
     replicates : int
         Simulated training sets per setting (>= 20): the size's Monte Carlo error is
-        sqrt(alpha (1 - alpha) / replicates), 1.5 points at the default 200.
+        sqrt(alpha (1 - alpha) / replicates), 0.7 points at the default 1,000 (the
+        recommendation rule needs evidence, see :mod:`simstudy.audit.recommend`; 1,000 fit the
+        5-minute budget for 5,000 rows with a tree on 2 cores).
     splits : int
         B splits into disjoint halves of the subsample estimators (>= 1; 2B CVs of n/2 points).
     nested_cv_replicates : int
-        Replicates per setting that also run nested CV (0: none).
+        Replicates per setting that also run nested CV (0: none; 200 by default: with fewer than 61
+        the rule cannot trust nested CV at all, since even 0 rejections leave a Wilson upper bound
+        above 6%).
     alpha : float
-        1 - confidence level, in (0, 0.5).
+        1 - confidence level of the intervals, in (0, 0.5).
+    slack, confidence : float
+        The recommendation rule (:mod:`simstudy.audit.recommend`): a procedure is trusted when the
+        upper end of the ``confidence`` Wilson interval of its simulated size is at most
+        alpha + ``slack`` in both settings (defaults 0.01 and 0.95).
     seed : int
     label_column, positive :
         As ``population.label_column`` / ``population.positive`` of a tabular population.
@@ -193,38 +175,40 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
     seed = _check_int("seed", seed, 0, "use a non-negative integer.")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
         raise ConfigError(f"alpha={alpha!r} is invalid: use a level in (0, 0.5), e.g. 0.05.")
+    slack, confidence = check_rule(slack, confidence)
     from simstudy.learners import build_learner
     from simstudy.losses import check_loss, resolve_loss
     from simstudy.engine import run_study
+    from simstudy.studies.base import check_learner_task
     from simstudy.studies.rho_hat.worker import RhoHatWorker
 
-    try:
-        loss_obj = resolve_loss(loss)
-    except (ValueError, KeyError) as exc:
-        raise ConfigError(f"loss={loss!r} is invalid: {exc}") from None
-    pop = _population(data, X, y, label_column, positive)
+    task, loss = resolve_task(learner, loss)
+    loss_obj = resolve_loss(loss)
+    pop = user_population(data, X, y, task, label_column, positive)
     n = pop.size
     n_sim, n_half = n // K * K, n // 2 // K * K
     if n_half < 2 * K:
         raise ConfigError(f"the data have {n} rows: too few for K={K} (n/2 needs at least 2 points per fold, "
                           f"n >= {4 * K}). Use a smaller K or more data.")
-    check_loss(loss_obj, pop.y, "classification")
+    check_loss(loss_obj, pop.y, task, "loss")
     learner_obj = build_learner(learner, population=pop, loss=loss_obj)
+    check_learner_task(learner_obj, pop)
     common = dict(learner=learner_obj, K=K, replicates=replicates, splits=splits,
                   nested_cv_replicates=min(nested_cv_replicates, replicates), alpha=alpha, seed=seed, loss=loss,
                   n_jobs=n_jobs, progress=progress, chunk_size=max(5, replicates // 8))  # chunks for every core
     results = {"n": run_study("rho_hat", population=pop, sizes=[n_sim], **common),
-               "n/2": run_study("rho_hat", population=_without_replacement(pop), sizes=[n_half], **common)}
+               "n/2": run_study("rho_hat", population=without_replacement(pop), sizes=[n_half], **common)}
     tests = {k: r.tests for k, r in results.items()}
     summaries = {k: r.summary for k, r in results.items()}
     rho = {k: (int(s["n"].iloc[0]), float(s["rho"].iloc[0]), float(s["rho_se"].iloc[0])) for k, s in summaries.items()}
-    rec = recommend(tests["n"], tests["n/2"], alpha)
+    rec = recommend(tests["n"], tests["n/2"], alpha, slack, confidence)
     worker = RhoHatWorker(pop, learner_obj, loss_obj, [], seed, splits, 0, 1)
     estimate, intervals = _user_intervals(worker, pop, K, alpha, seed, rho["n"][1])
     order = [rec.procedure] + [p for p in intervals["procedure"] if p != rec.procedure]
     intervals = intervals.set_index("procedure").loc[order].reset_index()
-    settings = {"data": str(data) if data is not None else "arrays", "rows": n, "learner": learner_obj.name,
-                "loss": loss, "K": K, "alpha": alpha, "replicates": replicates, "splits": splits,
+    settings = {"data": str(data) if data is not None else "arrays", "rows": n, "task": task,
+                "learner": learner_obj.name,
+                "loss": loss, "K": K, "alpha": alpha, "slack": slack, "confidence": confidence, "replicates": replicates, "splits": splits,
                 "nested_cv_replicates": common["nested_cv_replicates"], "seed": seed}
     result = AuditResult(n, K, estimate, rec, intervals, rho, tests, summaries, settings,
                          time.perf_counter() - start)
