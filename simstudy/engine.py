@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,7 @@ from simstudy.config import RunnerConfig, validate_runner
 from simstudy.errors import ConfigError
 from simstudy.manifest import config_hash, environment_info, write_json
 from simstudy.records import timing_by_condition
+from simstudy.report.prewarm import start_prewarm, wait_for_prewarm
 from simstudy.results import StudyResult
 from simstudy.rundir import RunDirectory, RunIdentity
 from simstudy.runner import ChunkOutput, RunReport, ShardStore, run_chunks
@@ -288,8 +289,9 @@ def _failure_hint(phase: Phase, options: RunnerOptions):
     return describe
 
 
-def run_phase(phase: Phase, options: RunnerOptions, store: ShardStore | None) -> RunReport:
-    """Run one phase of a study through :func:`simstudy.runner.run_chunks`."""
+def run_phase(phase: Phase, options: RunnerOptions, store: ShardStore | None,
+              on_last_chunks: Callable[[], Any] | None = None) -> RunReport:
+    """Run one phase of a study through :func:`simstudy.runner.run_chunks` (``on_last_chunks``: see there)."""
     replicate_range = None
     if options.only_replicate is not None:
         replicate_range = (int(options.only_replicate), int(options.only_replicate) + 1)
@@ -298,7 +300,7 @@ def run_phase(phase: Phase, options: RunnerOptions, store: ShardStore | None) ->
                       store=store, phase=phase.name, on_error=options.on_error,
                       max_failure_rate=options.max_failure_rate, replicate_range=replicate_range,
                       scheduler_address=options.scheduler_address, describe_failure=_failure_hint(phase, options),
-                      keys=[c.key for c in phase.conditions], subjects=phase.subjects)
+                      keys=[c.key for c in phase.conditions], subjects=phase.subjects, on_last_chunks=on_last_chunks)
 
 
 def _ordered_records(report: RunReport, phase: Phase) -> pd.DataFrame:
@@ -390,7 +392,8 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
             store = None
             if directory is not None and plan.runner.only_replicate is None:
                 store = ShardStore(directory.path / "shards", identity.hash)
-            report = run_phase(phase, plan.runner, store)
+            # once a worker falls idle on the last chunks, the report's libraries load in the main process
+            report = run_phase(phase, plan.runner, store, on_last_chunks=start_prewarm if directory is not None else None)
             records[phase.name] = _ordered_records(report, phase)
             manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])
         main = records[study.main_phase]
@@ -406,6 +409,7 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
         _log_end(result, manifests)
         return result
     finally:
+        wait_for_prewarm()  # never leave a thread importing matplotlib behind (an error or Ctrl-C ends the run)
         if directory is not None:
             _detach_log()
             directory.release()

@@ -70,6 +70,9 @@ class StudyResult:
 
     def figures(self) -> dict[str, Any]:
         """The study's figures as matplotlib Figures, by name."""
+        from simstudy.report.prewarm import wait_for_prewarm
+
+        wait_for_prewarm()  # matplotlib is never used from two threads at once
         return self.study.figures(self.tables)
 
     def headline(self) -> str:

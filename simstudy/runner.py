@@ -438,7 +438,8 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                max_failure_rate: float = 1.0, min_replicates_for_abort: int = 50,
                replicate_range: tuple[int, int] | None = None, scheduler_address: str | None = None,
                describe_failure: Callable[[ChunkOutput], str] | None = None,
-               keys: Sequence[str] | None = None, subjects: tuple[str, ...] = ()) -> RunReport:
+               keys: Sequence[str] | None = None, subjects: tuple[str, ...] = (),
+               on_last_chunks: Callable[[], Any] | None = None) -> RunReport:
     """Run ``fn`` on every chunk not already stored, store each result, return all of them.
 
     Parameters
@@ -469,6 +470,10 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         The conditions' keys (they name the shards); default: their positions.
     subjects : tuple of str
         The phase's subjects (see :func:`plan_chunks`).
+    on_last_chunks : callable, optional
+        Called once, in this process, when fewer chunks are left than there are worker processes
+        (one of them is idle from then on): room for work the caller would otherwise do after
+        the run, such as loading the report's libraries. Not called for in-process runs.
 
     Workers: at most one per chunk to compute (``n_jobs=-1``: one per core).
     """
@@ -496,6 +501,8 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         n_jobs = workers
         stream = (_dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) if backend == "dask"
                   else _joblib_outputs(fn, chunks, n_jobs, backend, on_error))
+        idle_hook = on_last_chunks if backend == "dask" or (backend == "loky" and n_jobs > 1) else None
+        finished_chunks = 0
         with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
                   smoothing=0.05, dynamic_ncols=True) as bar:
             logged = _LogProgress(total, desc, enabled=progress and bar.disable)
@@ -512,6 +519,10 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                     failed += out.failed_replicates
                     bar.update(out.chunk.size)
                     logged.update(out.chunk.size)
+                    finished_chunks += 1
+                    if idle_hook is not None and len(chunks) - finished_chunks < n_jobs:
+                        idle_hook()
+                        idle_hook = None
                     if done >= min_replicates_for_abort and failed > max_failure_rate * done and out.failed_replicates:
                         hint = describe_failure(out) if describe_failure else out.error
                         raise FailureRateExceeded(

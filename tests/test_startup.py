@@ -65,3 +65,42 @@ def test_prestarted_workers_are_the_run_workers():
     assert {o.records for o in report.outputs} == warmed
     assert not prestart_workers(1, "loky", study)   # in-process runs: nothing to start
     assert not prestart_workers(2, "threading", study)
+
+
+def _chunk_id(chunk):
+    return (chunk.condition, chunk.start)
+
+
+@pytest.mark.parametrize("n_jobs, backend, expected", [(2, "loky", 1), (1, "loky", 0), (2, "sequential", 0),
+                                                       (2, "threading", 0)])
+def test_on_last_chunks_runs_once_when_a_worker_falls_idle(n_jobs, backend, expected):
+    """The hook runs once, in this process, when fewer chunks are left than workers; never for
+    a run in this process (it would compete with the computation)."""
+    calls = []
+    report = run_chunks(_chunk_id, [12], chunk_size=2, n_jobs=n_jobs, backend=backend, progress=False,
+                        on_last_chunks=lambda: calls.append(os.getpid()))
+    assert sorted(o.records for o in report.outputs) == [(0, s) for s in range(0, 12, 2)]
+    assert calls == [os.getpid()] * expected
+
+
+def test_report_prewarm_loads_the_report_libraries_in_a_thread():
+    code = ("import sys; from simstudy.report.prewarm import start_prewarm, wait_for_prewarm; "
+            "before = 'matplotlib.pyplot' in sys.modules; started = start_prewarm(); wait_for_prewarm(); "
+            "print(before, started, 'matplotlib.pyplot' in sys.modules, 'simstudy.report.html' in sys.modules, "
+            "start_prewarm())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "True", "True", "False"]  # once loaded, nothing to do
+
+
+def test_figures_are_the_same_with_the_report_prewarmed(tmp_path):
+    """A run with two workers loads the report's libraries while its last chunk runs; its figures
+    are byte for byte those of the same run in one process (which loads them afterwards)."""
+    runs = {}
+    for n_jobs in (1, 2):
+        out = tmp_path / f"jobs{n_jobs}"
+        proc = subprocess.run([sys.executable, "-m", "simstudy.cli", "experiment=debug", "study.sizes=[20,40]",
+                               "study.replicates=40", "runner.chunk_size=15", f"runner.n_jobs={n_jobs}",
+                               f"hydra.run.dir={out}"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        runs[n_jobs] = {p.name: p.read_bytes() for p in sorted((out / "figures").glob("*.png"))}
+    assert runs[1] and runs[1] == runs[2]
