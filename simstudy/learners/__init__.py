@@ -9,6 +9,8 @@ implementation that reproduces it for the population and loss at hand:
   the batched linear kernels;
 - ``KNeighborsClassifier`` (uniform weights, Euclidean) on a finite population -> the exact
   population k-NN;
+- ``KNeighborsRegressor`` (uniform weights, Euclidean) -> :class:`SampleKNNRegressor` (the fold
+  models of a sample evaluated together; scikit-learn's predictions except in distance ties);
 - ``LogisticRegression(solver="newton-cholesky")`` (L2, binary labels 0/1) -> the batched
   Newton kernel :class:`LogisticLearner` (scikit-learn's iterates; other solvers only with
   ``engine="numba"``, which then gives the optimum);
@@ -30,11 +32,12 @@ from simstudy.learners.sklearn import ConstantClassifier, SampleArrays, SklearnL
 __all__ = ["BatchFolds", "ConstantClassifier", "Folds", "Learner", "SampleArrays", "SklearnLearner",
            "build_learner", "capabilities", "check_learner", "estimator_from_spec", "fast_kernel",
            "learners_context", "validate_learner_config", "CartLearner", "BatchedRidge", "BatchedLDA", "PopulationKNN",
-           "LogisticLearner"]
+           "LogisticLearner", "SampleKNNRegressor"]
 
 #: The kernels, imported on first use (numba compiles or loads them).
 _KERNELS = {"CartLearner": "simstudy.learners.cart", "BatchedRidge": "simstudy.learners.linear",
             "BatchedLDA": "simstudy.learners.linear", "PopulationKNN": "simstudy.learners.knn",
+            "SampleKNNRegressor": "simstudy.learners.knn_regression",
             "LogisticLearner": "simstudy.learners.logistic_learner"}
 
 
@@ -107,6 +110,11 @@ def fast_kernel(estimator, name: str = "learner", population: Any = None, engine
         from simstudy.learners.logistic_learner import logistic_learner
 
         return logistic_learner(estimator, name, population, engine)
+    if type(estimator).__name__ == "KNeighborsRegressor":
+        from simstudy.learners.knn_regression import SampleKNNRegressor, supported_knn_regressor_params
+
+        ok, why = supported_knn_regressor_params(estimator)
+        return (SampleKNNRegressor(estimator, name=name), "") if ok else (None, why)
 
     ok, why_tree = supported_tree_params(estimator)
     if ok:

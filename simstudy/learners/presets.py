@@ -43,7 +43,8 @@ LDA = _preset("lda", "sklearn.discriminant_analysis.LinearDiscriminantAnalysis",
 LOGISTIC_REGRESSION = _preset("logreg", "sklearn.linear_model.LogisticRegression", max_iter=1000)
 KNN = _preset("knn", "sklearn.neighbors.KNeighborsClassifier", n_neighbors=5)
 RANDOM_FOREST = _preset("random_forest", "sklearn.ensemble.RandomForestClassifier", n_estimators=100, n_jobs=1)
-# regressors (scikit-learn, one clone per fit; linear ones have exact truth on gaussian_linear)
+# regressors: ols and ridge_regressor by scikit-learn's own least squares (sklearn_linear.py; exact truth
+# on gaussian_linear), knn_regressor by the sample k-NN (knn_regression.py), tree_regressor by scikit-learn
 OLS = _preset("ols", "sklearn.linear_model.LinearRegression")
 RIDGE_REGRESSOR = _preset("ridge_regressor", "sklearn.linear_model.Ridge", alpha=1.0)
 TREE_REGRESSOR = _preset("tree_regressor", "sklearn.tree.DecisionTreeRegressor")

@@ -193,9 +193,10 @@ class CVCLTStudy(Study):
 
     @staticmethod
     def warm_up() -> None:
-        from simstudy.learners.cart import warm_up
+        from simstudy.learners import cart, knn_regression
 
-        warm_up()
+        cart.warm_up()
+        knn_regression.warm_up()
 
 
 def _stability_lines(stability: pd.DataFrame | None, alpha: float) -> list[str]:
