@@ -253,6 +253,9 @@ def _terminal(args, interrupt_after_shards, run_dir, timeout=300):
     pid, fd = pty.fork()
     if pid == 0:  # the child: simstudy, in its own session with the pty as its terminal
         os.chdir(ROOT)
+        # as at a terminal, Ctrl-C interrupts: a test run started in the background (cmd &) would
+        # otherwise hand its ignored SIGINT down to simstudy
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.execve(sys.executable, [sys.executable, "-m", "simstudy.cli", *args], ENV)
     shards, output, sent = Path(run_dir) / "shards" / "replicates", b"", False
     deadline = time.time() + timeout
