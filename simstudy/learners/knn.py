@@ -109,10 +109,11 @@ class KnnState:
     y: np.ndarray | None = field(default=None, repr=False)
 
 
-def supported_knn_params(estimator) -> tuple[bool, str]:
-    """Whether :class:`PopulationKNN` reproduces a ``KNeighborsClassifier`` (and why not)."""
-    if type(estimator).__name__ != "KNeighborsClassifier":
-        return False, f"{type(estimator).__name__} is not KNeighborsClassifier"
+def supported_knn_params(estimator, kind: str = "KNeighborsClassifier") -> tuple[bool, str]:
+    """Whether the estimator is a ``kind`` (``KNeighborsClassifier``, which :class:`PopulationKNN`
+    reproduces, or ``KNeighborsRegressor``) with uniform weights and Euclidean distance (and why not)."""
+    if type(estimator).__name__ != kind:
+        return False, f"{type(estimator).__name__} is not {kind}"
     params = estimator.get_params(deep=False)
     if params["weights"] != "uniform":
         return False, f"weights={params['weights']!r} (only 'uniform')"

@@ -67,6 +67,17 @@ def _nearest_positions(Q, S, width, order):
                 filled += 1
 
 
+@numba.njit(inline="always", cache=True)
+def _take(j, counts, k, out, q, got):
+    """Sample position j met: its copies in the training set fill ``out[q, got:k]``; returns the new ``got``."""
+    c = counts[j]
+    while c > 0 and got < k:
+        out[q, got] = j
+        got += 1
+        c -= 1
+    return got
+
+
 @numba.njit(cache=True)
 def _take_neighbours(order, counts, k, out, short):
     """``out[q]`` = the first k training points (positions, copies repeated) along ``order[q]``;
@@ -74,12 +85,7 @@ def _take_neighbours(order, counts, k, out, short):
     for q in range(order.shape[0]):
         got = 0
         for t in range(order.shape[1]):
-            j = order[q, t]
-            c = counts[j]
-            while c > 0 and got < k:
-                out[q, got] = j
-                got += 1
-                c -= 1
+            got = _take(order[q, t], counts, k, out, q, got)
             if got == k:
                 break
         short[q] = got < k
@@ -96,12 +102,7 @@ def _brute_neighbours(which, Q, S, counts, k, out):
         ranked = np.argsort(d, kind="mergesort")          # stable: equal distances by position
         got = 0
         for t in range(n):
-            j = ranked[t]
-            c = counts[j]
-            while c > 0 and got < k:
-                out[q, got] = j
-                got += 1
-                c -= 1
+            got = _take(ranked[t], counts, k, out, q, got)
             if got == k:
                 break
 
@@ -124,15 +125,9 @@ class KnnRegressionModel:
 
 def supported_knn_regressor_params(estimator) -> tuple[bool, str]:
     """Whether :class:`SampleKNNRegressor` gives a ``KNeighborsRegressor``'s predictions (and why not)."""
-    if type(estimator).__name__ != "KNeighborsRegressor":
-        return False, f"{type(estimator).__name__} is not KNeighborsRegressor"
-    params = estimator.get_params(deep=False)
-    if params["weights"] != "uniform":
-        return False, f"weights={params['weights']!r} (only 'uniform')"
-    metric, power = params["metric"], params["p"]
-    if not (metric == "euclidean" or (metric == "minkowski" and power == 2)) or params["metric_params"]:
-        return False, f"metric={metric!r}, p={power!r} (only Euclidean distance)"
-    return True, ""
+    from simstudy.learners.knn import supported_knn_params
+
+    return supported_knn_params(estimator, "KNeighborsRegressor")
 
 
 class SampleKNNRegressor:
