@@ -29,20 +29,12 @@ from typing import Any
 import numba
 import numpy as np
 
+from simstudy.learners.knn_walks import _distance  # summed feature by feature, as scikit-learn's rdist
+
 __all__ = ["SampleKNNRegressor", "KnnRegressionModel", "supported_knn_regressor_params"]
 
 #: Nearest sample positions kept per evaluation point (a fold model leaves out n/K of them).
 WIDTH = 48
-
-
-@numba.njit(inline="always", cache=True)
-def _distance(A, a, B, b):
-    """Squared distance of rows A[a] and B[b], summed feature by feature (scikit-learn's rdist)."""
-    s = 0.0
-    for f in range(A.shape[1]):
-        t = A[a, f] - B[b, f]
-        s += t * t
-    return s
 
 
 @numba.njit(cache=True)
@@ -135,7 +127,8 @@ class SampleKNNRegressor:
 
     Parameters
     ----------
-    estimator : KNeighborsRegressor
+    estimator : KNeighborsRegressor or int
+        The estimator, or k itself.
     name : str
     """
 
@@ -143,10 +136,15 @@ class SampleKNNRegressor:
     dtype = np.float64
 
     def __init__(self, estimator, name: str = "knn"):
-        ok, why = supported_knn_regressor_params(estimator)
-        if not ok:
-            raise ValueError(f"SampleKNNRegressor cannot reproduce this estimator: {why}")
-        self.k = int(estimator.get_params()["n_neighbors"])
+        if isinstance(estimator, (int, np.integer)):
+            self.k = int(estimator)
+        else:
+            ok, why = supported_knn_regressor_params(estimator)
+            if not ok:
+                raise ValueError(f"SampleKNNRegressor cannot reproduce this estimator: {why}")
+            self.k = int(estimator.get_params()["n_neighbors"])
+        if self.k < 1:
+            raise ValueError(f"n_neighbors={self.k} is invalid: use k >= 1.")
         self.name = name
         self._near: tuple[Any, np.ndarray, np.ndarray] | None = None   # (sample, queries, their nearest positions)
 
@@ -167,8 +165,8 @@ class SampleKNNRegressor:
         """The model trained on the sample's rows ``rows`` (repeats are copies); draws nothing."""
         rows = np.asarray(rows, dtype=np.int64)
         if rows.size < self.k:
-            raise ValueError(f"k-NN regression with n_neighbors={self.k} needs at least {self.k} training points; "
-                             f"got {rows.size}.")
+            raise ValueError(f"k-NN regression with n_neighbors={self.k} needs at least {self.k} training points, "
+                             f"got {rows.size}: lower n_neighbors or use larger samples")
         return KnnRegressionModel(state, np.bincount(rows, minlength=state.X.shape[0]).astype(np.int64))
 
     def predict(self, state: KnnRegressionSample, model: KnnRegressionModel, rows: np.ndarray) -> np.ndarray:
@@ -206,8 +204,7 @@ def warm_up() -> None:
     from types import SimpleNamespace
 
     rng = np.random.default_rng(0)
-    learner = SampleKNNRegressor.__new__(SampleKNNRegressor)
-    learner.k, learner.name, learner._near = 2, "knn", None
+    learner = SampleKNNRegressor(2)
     state = learner.start(SimpleNamespace(X=rng.random((6, 2)), y=rng.random(6)))
     model = learner.fit(state, np.arange(5), rng)
     learner.predict(state, model, np.arange(6))
