@@ -44,12 +44,14 @@ Conventions
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
 
-__all__ = ["LinearRules", "FisherDirections", "TIE_RULES", "fisher_directions", "fisher_fit", "erm_threshold",
+__all__ = ["LinearRules", "Thresholds", "FisherDirections", "TIE_RULES", "fisher_directions", "fisher_fit", "erm_threshold",
            "predict_rules", "tie_uniforms"]
 
 
@@ -179,32 +181,93 @@ def _select(thr, err, n, rule, prefer, u):
 
 
 @numba.njit(cache=True)
-def _erm_kernel(proj, y, weights, prefer, rule, uniforms, c_out, err_out, count_out):
-    n_rules, N = proj.shape
+def _sort_order(values, order):
+    """``order`` := the indices of ``values`` in increasing order of value.
+
+    Insertion sort into the caller's buffer for short rows (Nedelko's samples have 20-50
+    points; ``np.argsort`` would allocate at every fit), ``np.argsort`` for long ones or NaN.
+    Equal values may come in any order: the candidates (:func:`_candidates`) only depend on
+    the weights below each distinct value, which are exact sums of counts.
+    """
+    N = values.shape[0]
+    if N <= 64:
+        for i in range(N):
+            v = values[i]
+            if v != v:
+                break
+            j = i
+            while j > 0 and values[order[j - 1]] > v:
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = i
+        else:
+            return
+    order[:] = np.argsort(values)
+
+
+@numba.njit(cache=True)
+def _erm_kernel(proj, y, fits_per_label_row, weights, prefer, rules, uniforms, c_out, err_out, count_out):
+    """Candidates of every fit computed once, then the minimiser picked by each rule of ``rules``
+    (codes of TIE_RULES): ``c_out[k, r]``, ``err_out[k, r]`` for rule ``rules[k]``; ``count_out[r]``
+    the number of minimisers, which no rule changes. Fit r has the labels
+    ``y[r // fits_per_label_row]`` (the fits of one sample share its labels)."""
+    n_fits, N = proj.shape
     thr = np.empty(N + 2)
     err = np.empty(N + 2)
-    for r in range(n_rules):
-        order = np.argsort(proj[r])
-        n = _candidates(proj[r], y[r], weights[r], order, thr, err)
-        j = _select(thr, err, n, rule, prefer[r], uniforms[r])
-        c_out[r] = thr[j]
-        err_out[r] = err[j]
+    order = np.empty(N, dtype=np.int64)
+    for r in range(n_fits):
+        _sort_order(proj[r], order)
+        n = _candidates(proj[r], y[r // fits_per_label_row], weights[r], order, thr, err)
+        for k in range(rules.shape[0]):
+            j = _select(thr, err, n, rules[k], prefer[r], uniforms[r])
+            c_out[k, r] = thr[j]
+            err_out[k, r] = err[j]
         count_out[r] = _count_minimisers(err, n)
 
 
-def _erm(proj, y, weights, prefer, tie_rule, uniforms):
-    """The kernel over any leading shape: (threshold, its training error, number of minimisers)."""
+@dataclass(frozen=True)
+class Thresholds:
+    """ERM thresholds of a batch of fits under one tie rule.
+
+    Attributes
+    ----------
+    c : ndarray (...)
+        The thresholds (+-inf for the constant rules).
+    error : ndarray (...)
+        Their weighted training errors.
+    minimisers : ndarray of int (...)
+        The number of thresholds with the smallest training error (the same under every rule).
+    """
+
+    c: np.ndarray
+    error: np.ndarray
+    minimisers: np.ndarray
+
+
+def _erm(proj, y, weights, prefer, tie_rules, uniforms) -> dict[str, Thresholds]:
+    """The kernel over any leading shape, for each rule of ``tie_rules`` from one pass over the
+    candidates (sorting the projections is most of the work, and no rule changes it)."""
     shape = proj.shape[:-1]
     N = proj.shape[-1]
-    u = _check_tie_rule(tie_rule, uniforms, shape)
+    u = np.zeros(int(np.prod(shape)))
+    for rule in tie_rules:
+        checked = _check_tie_rule(rule, uniforms, shape)
+        if rule == "random":
+            u = checked
     flat = lambda a, dt: np.ascontiguousarray(np.broadcast_to(a, shape + (N,)).reshape(-1, N), dtype=dt)  # noqa: E731
-    c = np.empty(int(np.prod(shape)))
+    labels, fits_per_label_row = np.broadcast_to(y, shape + (N,)), 1
+    if labels.ndim >= 3 and labels.strides[-2] == 0:   # the fits of a sample share its labels: no copy per fit
+        labels, fits_per_label_row = labels[..., 0, :], shape[-1]
+    codes = np.array([TIE_RULES[rule] for rule in tie_rules], dtype=np.int64)
+    c = np.empty((len(codes), int(np.prod(shape))))
     err = np.empty_like(c)
-    count = np.empty(c.shape, dtype=np.int64)
-    _erm_kernel(flat(proj, np.float64), flat(y, np.int64), flat(weights, np.float64),
+    count = np.empty(c.shape[1], dtype=np.int64)
+    _erm_kernel(flat(proj, np.float64), np.ascontiguousarray(labels.reshape(-1, N), dtype=np.int64),
+                fits_per_label_row, flat(weights, np.float64),
                 np.ascontiguousarray(np.broadcast_to(prefer, shape).reshape(-1), dtype=np.float64),
-                TIE_RULES[tie_rule], u, c, err, count)
-    return c.reshape(shape), err.reshape(shape), count.reshape(shape)
+                codes, u, c, err, count)
+    return {rule: Thresholds(c[k].reshape(shape), err[k].reshape(shape), count.reshape(shape))
+            for k, rule in enumerate(tie_rules)}
 
 
 def erm_threshold(proj: np.ndarray, y: np.ndarray, weights: np.ndarray, prefer: np.ndarray,
@@ -232,8 +295,8 @@ def erm_threshold(proj: np.ndarray, y: np.ndarray, weights: np.ndarray, prefer: 
     error : ndarray, shape (...)
         Its weighted training error (sum of weights of misclassified points).
     """
-    c, err, _ = _erm(proj, y, weights, prefer, tie_rule, uniforms)
-    return c, err
+    fit = _erm(proj, y, weights, prefer, (tie_rule,), uniforms)[tie_rule]
+    return fit.c, fit.error
 
 
 def tie_uniforms(rng: np.random.Generator, n_fits: int, tie_rule: str) -> np.ndarray | None:
@@ -280,30 +343,83 @@ class FisherDirections:
     only1: np.ndarray
     only0: np.ndarray
 
-    def thresholds(self, tie_rule: str = "midpoint", uniforms: np.ndarray | None = None):
-        """ERM thresholds under ``tie_rule``: (c, training error, number of minimisers), each (B, F).
+    def thresholds(self, tie_rules: Sequence[str], uniforms: np.ndarray | None = None) -> dict[str, Thresholds]:
+        """ERM thresholds (B, F) under each rule of ``tie_rules``, from one pass over the candidates.
 
-        Single-class fits are not yet made constant here (see :meth:`rules`).
+        Single-class fits are not yet made constant here (see :meth:`rules_by_tie_rule`).
         """
-        return _erm(self.proj, self.y, self.weights, self.prefer, tie_rule, uniforms)
+        return _erm(self.proj, self.y, self.weights, self.prefer, tuple(tie_rules), uniforms)
 
     def minimisers(self, fits: slice = slice(None)) -> np.ndarray:
         """Number of thresholds with the smallest training error of the ``fits`` (B, F'); 1 for
         single-class fits (their rule is constant whatever the tie rule)."""
-        _, _, count = _erm(self.proj[:, fits], self.y[:, fits], self.weights[:, fits], self.prefer[:, fits],
-                           "first", None)
+        count = _erm(self.proj[:, fits], self.y[:, fits], self.weights[:, fits], self.prefer[:, fits],
+                     ("first",), None)["first"].minimisers
         return np.where(self.only1[:, fits] | self.only0[:, fits], 1, count)
+
+    def rules_by_tie_rule(self, tie_rules: Sequence[str], uniforms: np.ndarray | None = None) -> dict[str, LinearRules]:
+        """The fitted rules under each rule of ``tie_rules`` (``uniforms`` (B, F) for ``"random"``)."""
+        # w = 0 (equal class means) needs no special case: all projections are 0, the candidates
+        # are the two constant rules and the tie rule breaks a tie between the class weights
+        constant = self.only1 | self.only0
+        w = np.where(constant[..., None], 0.0, self.w)
+        # one class only: constant rule (w = 0; c = -inf predicts 1 everywhere, +inf predicts 0)
+        return {rule: LinearRules(w=w, c=np.where(self.only1, -np.inf, np.where(self.only0, np.inf, fit.c)))
+                for rule, fit in self.thresholds(tie_rules, uniforms).items()}
 
     def rules(self, tie_rule: str = "midpoint", uniforms: np.ndarray | None = None) -> LinearRules:
         """The fitted rules under ``tie_rule`` (``uniforms`` (B, F) for ``"random"``)."""
-        # w = 0 (equal class means) needs no special case: all projections are 0, the candidates
-        # are the two constant rules and the tie rule breaks a tie between the class weights
-        c, _, _ = self.thresholds(tie_rule, uniforms)
-        # one class only: constant rule (w = 0; c = -inf predicts 1 everywhere, +inf predicts 0)
-        constant = self.only1 | self.only0
-        w = np.where(constant[..., None], 0.0, self.w)
-        c = np.where(self.only1, -np.inf, np.where(self.only0, np.inf, c))
-        return LinearRules(w=w, c=c)
+        return self.rules_by_tie_rule((tie_rule,), uniforms)[tie_rule]
+
+    @cached_property
+    def _rule_projections(self) -> np.ndarray:
+        """w.x of the fitted rules at the sample points: the projections, 0 for the constant rules (w = 0)."""
+        return np.where((self.only1 | self.only0)[..., None], 0.0, self.proj)
+
+    def sample_predictions(self, rules: LinearRules) -> np.ndarray:
+        """Predictions (B, F, N) at the sample points of rules fitted from these directions, as
+        booleans: ``predict_rules(rules, X) == 1`` with the projections already computed."""
+        return self._rule_projections > rules.c[..., None]
+
+
+@numba.njit(cache=True)
+def _class_sums(W, is1, X, n, s, ss):
+    """Per class (index 1: y = 1, index 0: the rest) and fit, sum w, sum w x and sum w x x'.
+
+    Products (w x_a) x_b accumulated over the points in order, without the (B, F, N) weight
+    arrays of each class that ``np.einsum("bfn,bnp,bnq->bfpq", W * ind, X, X)`` needed. For 2-D
+    points (Nedelko's model) these are np.einsum's operations in its order, so the results are
+    the same bits (tested; einsum unrolls the sums for some other strides, which then agree to
+    rounding). ``n`` sums in point order; the weights are counts, so it is exact.
+    """
+    B, F, N = W.shape
+    p = X.shape[2]
+    for b in range(B):
+        for f in range(F):
+            for i in range(N):
+                w = W[b, f, i]
+                k = 1 if is1[b, i] else 0
+                n[k, b, f] += w
+                for a in range(p):
+                    wx = w * X[b, i, a]
+                    s[k, b, f, a] += wx
+                    for c in range(p):
+                        ss[k, b, f, a, c] += wx * X[b, i, c]
+
+
+@numba.njit(cache=True)
+def _project(w, X, out):
+    """out[b, f, i] = w[b, f] . X[b, i], summed over features in order (``np.einsum``'s bits for
+    2-D points, see :func:`_class_sums`)."""
+    B, F, p = w.shape
+    N = X.shape[1]
+    for b in range(B):
+        for f in range(F):
+            for i in range(N):
+                acc = 0.0
+                for a in range(p):
+                    acc += w[b, f, a] * X[b, i, a]
+                out[b, f, i] = acc
 
 
 def fisher_directions(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> FisherDirections:
@@ -324,21 +440,20 @@ def fisher_directions(X: np.ndarray, y: np.ndarray, weights: np.ndarray) -> Fish
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     W = np.asarray(weights, dtype=float)
-    y1 = (y == 1).astype(float)[:, None, :]                      # (B, 1, N)
+    (B, F, N), p = W.shape, X.shape[2]
+    n, s, ss = np.zeros((2, B, F)), np.zeros((2, B, F, p)), np.zeros((2, B, F, p, p))
+    _class_sums(np.ascontiguousarray(W), np.ascontiguousarray(y == 1), np.ascontiguousarray(X), n, s, ss)
     stats = {}
-    for label, ind in ((1, y1), (0, 1.0 - y1)):
-        wy = W * ind                                              # (B, F, N)
-        n = wy.sum(-1)                                            # (B, F)
-        s = np.einsum("bfn,bnp->bfp", wy, X)                      # sum w x
-        ss = np.einsum("bfn,bnp,bnq->bfpq", wy, X, X)             # sum w x x'
+    for label in (1, 0):   # sum w, sum w x, sum w x x' of the class's points
         with np.errstate(invalid="ignore", divide="ignore"):
-            m = s / n[..., None]
-            S = ss / n[..., None, None] - m[..., :, None] * m[..., None, :]
-        stats[label] = (n, np.nan_to_num(m), np.nan_to_num(S))
+            m = s[label] / n[label][..., None]
+            S = ss[label] / n[label][..., None, None] - m[..., :, None] * m[..., None, :]
+        stats[label] = (n[label], np.nan_to_num(m), np.nan_to_num(S))
     (n1, m1, S1), (n0, m0, S0) = stats[1], stats[0]
     d = m1 - m0
     w = _direction(S1 + S0, d)
-    proj = np.einsum("bfp,bnp->bfn", w, X)
+    proj = np.empty((B, F, N))
+    _project(np.ascontiguousarray(w), np.ascontiguousarray(X), proj)
     prefer = np.einsum("bfp,bfp->bf", w, (m1 + m0) / 2)
     return FisherDirections(w=w, proj=proj, prefer=prefer, y=np.broadcast_to(y[:, None, :], proj.shape), weights=W,
                             only1=(n0 == 0) & (n1 > 0), only0=(n1 == 0))

@@ -41,7 +41,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from simstudy.learners.fisher import FisherDirections, fisher_directions, predict_rules, tie_uniforms
+from simstudy.learners.fisher import FisherDirections, LinearRules, fisher_directions, predict_rules, tie_uniforms
 from simstudy.populations.base import Population
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
 from simstudy.rng import condition_key, replicate_rng
@@ -182,17 +182,17 @@ def bootstrap_632(errors_oob: np.ndarray, oob: np.ndarray, emp: np.ndarray, y: n
     return err1, e632, e632plus
 
 
-def rule_estimates(directions: FisherDirections, draws: FisherDraws, tie_rule: str, alpha: float,
+def rule_estimates(directions: FisherDirections, rules: LinearRules, draws: FisherDraws, alpha: float,
                    bootstrap: int) -> dict[str, np.ndarray]:
-    """True risk and estimates (arrays of length R) of the fits of ``directions`` under one tie rule.
+    """True risk and estimates (arrays of length R) of ``rules``, the fits of ``directions`` under
+    one tie rule.
 
     The fits are in the order of :func:`fit_weights` with K = ``draws.K`` folds and ``bootstrap``
     resamples; without folds only ``true_risk`` and ``empirical`` are returned.
     """
     R, N = draws.y.shape
     K, B = draws.K, bootstrap
-    rules = directions.rules(tie_rule, draws.uniforms)
-    pred = predict_rules(rules, draws.X)                                             # (R, F, N)
+    pred = directions.sample_predictions(rules)                                      # (R, F, N)
     loss = pred != draws.y[:, None, :]
     out = {"true_risk": linear_rule_risk(rules.w[:, 0], rules.c[:, 0], alpha=alpha),
            "empirical": loss[:, slice(0, 1)].mean(axis=(1, 2))}
@@ -229,7 +229,8 @@ class FisherRiskWorker:
         draws = draw(N, cond.key, population, self.seed, range(chunk.start, chunk.stop), K, B,
                       uniforms="random" in rules)
         directions = fisher_directions(draws.X, draws.y, fit_weights(draws))
-        main = rule_estimates(directions, draws, self.tie_rule, population.alpha, B)
+        fitted = directions.rules_by_tie_rule(rules, draws.uniforms)   # one sort of the candidates for all rules
+        main = rule_estimates(directions, fitted[self.tie_rule], draws, population.alpha, B)
         frame = pd.DataFrame({
             "sample_size": N, "bayes_error": cond.bayes_error, "condition_key": cond.key,
             "replicate": np.arange(chunk.start, chunk.stop), "true_risk": main["true_risk"],
@@ -239,7 +240,7 @@ class FisherRiskWorker:
             frame["boot632"], frame["boot632plus"] = main["boot632"], main["boot632plus"]
         frame["minimisers"] = directions.minimisers(slice(0, 1))[:, 0]
         for rule in self.sensitivity:
-            other = rule_estimates(directions, draws, rule, population.alpha, B)
+            other = rule_estimates(directions, fitted[rule], draws, population.alpha, B)
             for name in SENSITIVITY_COLUMNS:
                 if name in other:
                     frame[f"{name}__{rule}"] = other[name]
@@ -261,7 +262,7 @@ class OptimismWorker:
         draws = draw(cond.sample_size, cond.key, population, self.seed, range(chunk.start, chunk.stop), 0, 0,
                      uniforms=self.tie_rule == "random")
         directions = fisher_directions(draws.X, draws.y, fit_weights(draws))
-        est = rule_estimates(directions, draws, self.tie_rule, population.alpha, 0)
+        est = rule_estimates(directions, directions.rules(self.tie_rule, draws.uniforms), draws, population.alpha, 0)
         return pd.DataFrame({"sample_size": cond.sample_size, "bayes_error": cond.bayes_error,
                              "condition_key": cond.key, "replicate": np.arange(chunk.start, chunk.stop),
                              "empirical": est["empirical"], "true_risk": est["true_risk"]})
@@ -275,4 +276,5 @@ def warm_up() -> None:
     rules = directions.rules("random", np.array([[0.5]]))
     directions.minimisers()
     predict_rules(rules, X[None])
+    directions.sample_predictions(rules)
     linear_rule_risk(rules.w.reshape(-1, 2), rules.c.reshape(-1), alpha=1.0)
