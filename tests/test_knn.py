@@ -123,7 +123,8 @@ def test_walks_equal_the_former_implementation_on_letter(letter_knn, n):
 
 def test_forward_and_reverse_walks_agree_with_ties_and_short_lists(monkeypatch):
     """Integer features (many distance ties), lists shorter than most walks need: the reverse
-    lists, the forward walk and the former implementation give the same predictions."""
+    lists (cut at depths from a few entries, where most queries walk on along their list, to the
+    whole list), the forward walk and the former implementation give the same predictions."""
     import simstudy.learners.knn as knn_module
     from knn_reference import reference_predictions
 
@@ -135,6 +136,25 @@ def test_forward_and_reverse_walks_agree_with_ties_and_short_lists(monkeypatch):
         models = [knn.fit_rows(rng.integers(0, 500, n)) for _ in range(3)]
         ref = reference_predictions(np.asarray(knn.lists, np.int32), X, y, 3, _dense_counts(models, 500),
                                     np.arange(500))
-        for max_hits in (0, 10**9):             # forward walk only, reverse lists only
-            monkeypatch.setattr(knn_module, "REVERSE_MAX_HITS", max_hits)
+        monkeypatch.setattr(knn_module, "REVERSE_MIN_HEADS", 10**9)     # forward walk only
+        np.testing.assert_array_equal(knn._predict_many(models, None), ref)
+        monkeypatch.setattr(knn_module, "REVERSE_MIN_HEADS", 0)         # reverse lists only
+        for hits in (1, 3, 12, 10**9):                                  # depth 1-3 entries ... the whole list
+            monkeypatch.setattr(knn_module, "REVERSE_HITS", hits)
             np.testing.assert_array_equal(knn._predict_many(models, None), ref)
+
+
+def test_reverse_lists_hold_every_entry_by_position_then_query():
+    """Row j's reverse entries are the (q, t) with lists[q, t] == j, by (t, q): the entries down
+    to any depth are a prefix, which the depth-cut reverse walk relies on."""
+    from simstudy.learners import knn_walks
+
+    rng = np.random.default_rng(11)
+    lists = np.stack([rng.permutation(50)[:12] for _ in range(50)]).astype(np.uint16)
+    ptr, rev = np.empty(51, np.int64), np.empty((50 * 12, 2), np.uint16)
+    knn_walks.reverse_lists(lists, ptr, rev)
+    for j in range(50):
+        q, t = np.nonzero(lists == j)
+        expected = sorted(zip(t.tolist(), q.tolist()))
+        got = [(int(b), int(a)) for a, b in rev[ptr[j]:ptr[j + 1]]]
+        assert got == expected
