@@ -304,13 +304,42 @@ def _hydra_message(text: str) -> str:
 
 
 def main() -> None:
-    """Console-script entry point ``simstudy``."""
+    """The ``simstudy`` command line (returns, or raises SystemExit with the exit status)."""
     try:
         _main(sys.argv[1:])
     except KeyboardInterrupt:
         if not _TASK_STARTED:
             _fail("simstudy", "interrupted before the run started; nothing was computed.", 130)
         raise
+
+
+def console_main() -> None:
+    """Console-script entry point ``simstudy``: :func:`main`, then, once everything is written,
+    exit without the interpreter's teardown.
+
+    A finished run has written and closed every file; what is left is stopping the loky workers
+    gracefully and tearing down the modules a run imports (scikit-learn, scipy, pandas,
+    matplotlib, numba): 1.2-1.4 s measured after the quick study's last line. The workers are
+    killed instead and the process ends with ``os._exit`` after flushing the logs and streams.
+    Errors and Ctrl-C (SystemExit, KeyboardInterrupt) take the ordinary exit.
+    """
+    main()
+    _stop_workers()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _stop_workers() -> None:
+    """Kill the loky workers of the run (reusable executor), if any were started."""
+    executors = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(executors, "_executor", None)
+    if executor is not None:
+        try:
+            executor.shutdown(wait=True, kill_workers=True)
+        except Exception as exc:  # pragma: no cover - depends on loky's internals
+            log.debug("could not stop the loky workers: %s", exc)
 
 
 def _main(argv: list[str]) -> None:
@@ -444,4 +473,4 @@ def collect_main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    console_main()

@@ -3,6 +3,7 @@ import os
 import pickle
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -104,3 +105,23 @@ def test_figures_are_the_same_with_the_report_prewarmed(tmp_path):
         assert proc.returncode == 0, proc.stderr
         runs[n_jobs] = {p.name: p.read_bytes() for p in sorted((out / "figures").glob("*.png"))}
     assert runs[1] and runs[1] == runs[2]
+
+
+def test_the_command_ends_without_teardown_and_leaves_no_worker_behind(tmp_path):
+    """``simstudy`` exits with os._exit once the run is written (no interpreter teardown): the
+    output is complete, the headline reaches a pipe, and no loky worker outlives the command."""
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "simstudy.cli", "experiment=debug", "study.sizes=[20,40]",
+                             "study.replicates=40", "runner.chunk_size=15", "runner.n_jobs=2", f"hydra.run.dir={out}"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert "done in" in stdout and (out / "headline.txt").read_text().strip().splitlines()[0] in stdout
+    for name in ("replicates.parquet", "summary.csv", "report.html", "manifest.json", "cli.log"):
+        assert (out / name).stat().st_size > 0, name
+    assert "done in" in (out / "cli.log").read_text()                      # the log was flushed
+    deadline = time.monotonic() + 10      # loky's resource tracker notices the closed pipe and exits
+    while (left := subprocess.run(["ps", "-o", "pid=,args=", "-s", str(proc.pid)], capture_output=True,
+                                  text=True).stdout.strip()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == "", left
