@@ -49,8 +49,8 @@ LOCAL_WIDTH = 32
 #: their list), instead of walking every list forwards (k N / n entries per query)...
 REVERSE_HITS = 12
 #: ... when that depth is at least this many head widths; shallower, the forward walk stays in
-#: the contiguous head and wins. Measured on Letter (N = 20,000, k = 5, 11 models; ms per
-#: replicate, forward -> reverse): n = 200: 27.9 -> 11.3, 400: 17.6 -> 10.7, 800: 14.5 -> 11.4,
+#: the contiguous head and wins. Measured on Letter (benchmarks/knn_truth_walks.py: N = 20,000,
+#: k = 5, 11 models; ms per replicate, forward -> reverse): n = 200: 27.9 -> 11.3, 400: 17.6 -> 10.7, 800: 14.5 -> 11.4,
 #: 1600: 12.9 -> 14.5 (forward kept), 3200: 7.0 -> 14.9 (forward kept).
 REVERSE_MIN_HEADS = 3
 
