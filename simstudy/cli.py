@@ -324,22 +324,13 @@ def console_main() -> None:
     Errors and Ctrl-C (SystemExit, KeyboardInterrupt) take the ordinary exit.
     """
     main()
-    _stop_workers()
+    from simstudy.warmup import kill_workers
+
+    kill_workers()
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-def _stop_workers() -> None:
-    """Kill the loky workers of the run (reusable executor), if any were started."""
-    executors = sys.modules.get("joblib.externals.loky.reusable_executor")
-    executor = getattr(executors, "_executor", None)
-    if executor is not None:
-        try:
-            executor.shutdown(wait=True, kill_workers=True)
-        except Exception as exc:  # pragma: no cover - depends on loky's internals
-            log.debug("could not stop the loky workers: %s", exc)
 
 
 def _main(argv: list[str]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 
 log = logging.getLogger("simstudy")
 
-__all__ = ["prestart_workers", "wait_for_workers", "cancel_workers", "warm_worker"]
+__all__ = ["prestart_workers", "wait_for_workers", "cancel_workers", "kill_workers", "warm_worker"]
 
 _pending: threading.Thread | None = None
 _worker_pids: list[int] = []
@@ -118,17 +119,29 @@ def cancel_workers(timeout: float = 10.0) -> None:
     global _pending
     if _pending is None:
         return
-    from joblib.externals.loky import reusable_executor
-
     deadline = time.monotonic() + timeout
     killed = None
     while _pending.is_alive() and time.monotonic() < deadline:
-        executor = getattr(reusable_executor, "_executor", None)  # the one the warm-up's Parallel call uses
+        executor = _reusable_executor()   # the one the warm-up's Parallel call uses
         if executor is not None and executor is not killed:
-            try:
-                executor.shutdown(wait=False, kill_workers=True)
-            except Exception as exc:  # pragma: no cover - depends on loky's internals
-                log.debug("could not stop the warm-up workers: %s", exc)
+            kill_workers(wait=False)
             killed = executor
         _pending.join(0.05)
     _pending = None
+
+
+def kill_workers(wait: bool = True) -> None:
+    """Kill the workers of loky's reusable executor (the run's and the warm-up's), if any."""
+    executor = _reusable_executor()
+    if executor is None:
+        return
+    try:
+        executor.shutdown(wait=wait, kill_workers=True)
+    except Exception as exc:  # pragma: no cover - depends on loky's internals
+        log.debug("could not stop the loky workers: %s", exc)
+
+
+def _reusable_executor():
+    """loky's reusable executor if this process created one (never imports loky itself)."""
+    module = sys.modules.get("joblib.externals.loky.reusable_executor")
+    return getattr(module, "_executor", None)

@@ -158,3 +158,18 @@ def test_reverse_lists_hold_every_entry_by_position_then_query():
         expected = sorted(zip(t.tolist(), q.tolist()))
         got = [(int(b), int(a)) for a, b in rev[ptr[j]:ptr[j + 1]]]
         assert got == expected
+
+
+def test_a_model_without_training_rows_gets_the_smallest_label_on_both_walks(monkeypatch):
+    """No training row (no votes): every prediction is the smallest label, as before the
+    depth-cut reverse walk (whose depth divides by the number of training rows)."""
+    import simstudy.learners.knn as knn_module
+    from simstudy.learners.knn import KnnModel
+
+    rng = np.random.default_rng(12)
+    X, y = rng.random((300, 3)), rng.integers(0, 2, 300)
+    knn = PopulationKNN(3, X, y, list_length=40)
+    empty = KnnModel(np.array([], np.int64), np.array([], np.int32))
+    for min_heads in (0, 10**9):                     # reverse walk, forward walk
+        monkeypatch.setattr(knn_module, "REVERSE_MIN_HEADS", min_heads)
+        assert knn.population_errors([empty])[0] == np.mean(y != 0)

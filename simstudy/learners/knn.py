@@ -128,6 +128,21 @@ def supported_knn_params(estimator, kind: str = "KNeighborsClassifier") -> tuple
     return True, ""
 
 
+def neighbour_count(estimator, kind: str, learner: str) -> int:
+    """k of a ``kind`` estimator that ``learner`` reproduces (:func:`supported_knn_params`), or k
+    itself when ``estimator`` is an integer; ValueError naming what is not reproduced, or a k < 1."""
+    if isinstance(estimator, (int, np.integer)):
+        k = int(estimator)
+    else:
+        ok, why = supported_knn_params(estimator, kind)
+        if not ok:
+            raise ValueError(f"{learner} cannot reproduce this estimator: {why}")
+        k = int(estimator.get_params()["n_neighbors"])
+    if k < 1:
+        raise ValueError(f"n_neighbors={k} is invalid: use k >= 1.")
+    return k
+
+
 def _cache_dir() -> Path:
     root = os.environ.get("SIMSTUDY_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "simstudy")
@@ -180,15 +195,7 @@ class PopulationKNN:
     task = "classification"
 
     def __init__(self, estimator, X: np.ndarray, y: np.ndarray, name: str = "knn", list_length: int = 2048):
-        if isinstance(estimator, (int, np.integer)):
-            self.k = int(estimator)
-        else:
-            ok, why = supported_knn_params(estimator)
-            if not ok:
-                raise ValueError(f"PopulationKNN cannot reproduce this estimator: {why}")
-            self.k = int(estimator.get_params()["n_neighbors"])
-        if self.k < 1:
-            raise ValueError(f"n_neighbors={self.k} is invalid: use k >= 1.")
+        self.k = neighbour_count(estimator, "KNeighborsClassifier", "PopulationKNN")
         self.name = name
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.int64)
@@ -316,7 +323,7 @@ class PopulationKNN:
         code = np.full(N, -1, np.int32)
         code[urows] = np.arange(urows.shape[0], dtype=np.int32)
         H = index["head"].shape[1]
-        depth = min(L, -(-REVERSE_HITS * N // urows.shape[0]))
+        depth = min(L, -(-REVERSE_HITS * N // max(urows.shape[0], 1)))
         if everyone and depth >= REVERSE_MIN_HEADS * H:
             walks.reverse_walk(index["reverse_ptr"], index["reverse"], urows, ucounts, uy, self.k, self.n_classes,
                                depth, index["head"], index["lists"], code, out, short)

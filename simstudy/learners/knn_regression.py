@@ -29,6 +29,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from simstudy.learners.knn import neighbour_count, supported_knn_params
 from simstudy.learners.knn_walks import _distance  # summed feature by feature, as scikit-learn's rdist
 
 __all__ = ["SampleKNNRegressor", "KnnRegressionModel", "supported_knn_regressor_params"]
@@ -117,8 +118,6 @@ class KnnRegressionModel:
 
 def supported_knn_regressor_params(estimator) -> tuple[bool, str]:
     """Whether :class:`SampleKNNRegressor` gives a ``KNeighborsRegressor``'s predictions (and why not)."""
-    from simstudy.learners.knn import supported_knn_params
-
     return supported_knn_params(estimator, "KNeighborsRegressor")
 
 
@@ -136,15 +135,7 @@ class SampleKNNRegressor:
     dtype = np.float64
 
     def __init__(self, estimator, name: str = "knn"):
-        if isinstance(estimator, (int, np.integer)):
-            self.k = int(estimator)
-        else:
-            ok, why = supported_knn_regressor_params(estimator)
-            if not ok:
-                raise ValueError(f"SampleKNNRegressor cannot reproduce this estimator: {why}")
-            self.k = int(estimator.get_params()["n_neighbors"])
-        if self.k < 1:
-            raise ValueError(f"n_neighbors={self.k} is invalid: use k >= 1.")
+        self.k = neighbour_count(estimator, "KNeighborsRegressor", "SampleKNNRegressor")
         self.name = name
         self._near: tuple[Any, np.ndarray, np.ndarray] | None = None   # (sample, queries, their nearest positions)
 
