@@ -17,7 +17,7 @@ import numpy as np
 from simstudy.learners import TIE_RULES
 from simstudy.learners.cart.criteria import (_ENTROPY, _GINI, _count_classes, _majority, _may_split, _split_proxy,
                                              _threshold)
-from simstudy.learners.cart.pool import (_POOL_MIN_SAMPLES, _child_slots, _new_free_list, _new_pool,
+from simstudy.learners.cart.pool import (_POOL_MAX_VALUES, _POOL_MIN_SAMPLES, _child_slots, _new_free_list, _new_pool,
                                          _release, _root_slot)
 from simstudy.learners.cart.ranking import RankedFeatures
 from simstudy.learners.cart.splits import _best_split_in_bins, _gini2_scan_all_features, _new_scratch, _shuffle
@@ -28,6 +28,7 @@ class _Sample(NamedTuple):
     """A ranked sample as the kernels read it (see :class:`RankedFeatures`)."""
 
     ranks: np.ndarray     # (p, n) int32, rank of each row's value among the feature's distinct values
+    row_ranks: np.ndarray  # (n, p) uint8, the same ranks row by row for the histogram pool ((0, p) without a pool)
     values: np.ndarray    # (p, J) float64, the distinct values per feature, ascending
     n_values: np.ndarray  # (p,) int64
     close: np.ndarray     # (p,) bool, two distinct values within 1e-7
@@ -179,7 +180,8 @@ def _grow(sample, samples, rules, seed, pool):
      feat_proxy, feat_rank, tied_feature, tied_rank) = _new_scratch(sample, n)
     two_class_gini = sample.n_classes == 2 and criterion == _GINI
     free, n_free = _new_free_list(pool)
-    root_slot, n_free = _root_slot(pool, free, n_free, ranks, y, samples)
+    row_ranks = sample.row_ranks
+    root_slot, n_free = _root_slot(pool, free, n_free, row_ranks, y, samples)
     top = _push(stack, 0, 0, n, 0, 0, root_slot)
     node_count = 1
     while top > 0:
@@ -273,12 +275,24 @@ def _grow(sample, samples, rules, seed, pool):
             continue
         mid = _split_node(nodes, node, node_count, ranks, values, n_values, samples, start, end, best_feature,
                           best_rank)
-        slot_left, slot_right, n_free = _child_slots(pool, slot, free, n_free, ranks, y, samples, start, mid, end,
+        slot_left, slot_right, n_free = _child_slots(pool, slot, free, n_free, row_ranks, y, samples, start, mid, end,
                                                      depth + 1, rules, node_counts, left_counts)
         top = _push(stack, top, mid, end, depth + 1, node_count + 1, slot_right)  # right then left: depth first,
         top = _push(stack, top, start, mid, depth + 1, node_count, slot_left)     # left first
         node_count += 2
     return _trim(nodes, node_count)
+
+
+def _row_ranks(ranked: RankedFeatures) -> np.ndarray:
+    """The ranks row by row as uint8 when the features fit the histogram pool (at most
+    ``_POOL_MAX_VALUES`` distinct values), else an empty (0, p) array (no pool, never read).
+
+    Adding a row to a histogram then reads its p ranks from one cache line instead of p rows of
+    the (p, n) array."""
+    p = ranked.ranks.shape[0]
+    if ranked.n_values.size and ranked.n_values.max() <= _POOL_MAX_VALUES:
+        return np.ascontiguousarray(ranked.ranks.T, dtype=np.uint8)
+    return np.empty((0, p), np.uint8)
 
 
 def _kernel_inputs(X, y: np.ndarray, criterion: str, max_depth: int | None, min_samples_split: int,
@@ -288,8 +302,8 @@ def _kernel_inputs(X, y: np.ndarray, criterion: str, max_depth: int | None, min_
         raise ValueError(f"ties={ties!r} is invalid: choose one of {', '.join(TIE_RULES)}.")
     ranked = X if isinstance(X, RankedFeatures) else RankedFeatures.from_array(X)
     classes, y_enc = np.unique(y, return_inverse=True)
-    sample = _Sample(ranked.ranks, ranked.values, ranked.n_values, ranked.close, y_enc.astype(np.int64),
-                     len(classes))
+    sample = _Sample(ranked.ranks, _row_ranks(ranked), ranked.values, ranked.n_values, ranked.close,
+                     y_enc.astype(np.int64), len(classes))
     rules = _Rules(_GINI if criterion == "gini" else _ENTROPY, -1 if max_depth is None else int(max_depth),
                    int(min_samples_split), int(min_samples_leaf), ties == "draw")
     return ranked, classes, sample, rules
