@@ -197,8 +197,9 @@ def _grow(sample, samples, rules, seed, pool):
         if not _may_split(node_counts, m, depth, rules):
             n_free = _release(free, n_free, slot)
             continue
-        for i in range(m):  # the node's labels, gathered once for all features
-            ybuf[i] = y[samples[start + i]]
+        if slot < 0:  # the node's labels, gathered once for the scans from samples (a pool slot needs none)
+            for i in range(m):
+                ybuf[i] = y[samples[start + i]]
         if not draw_ties:
             _shuffle(features)
         all_at_once = slot >= 0 and two_class_gini
