@@ -60,13 +60,15 @@ class _Nodes(NamedTuple):
 
 
 class _Stack(NamedTuple):
-    """The nodes still to grow: rows ``samples[start:end]``, depth, node id and pool slot."""
+    """The nodes still to grow: rows ``samples[start:end]``, depth, node id, pool slot and class
+    counts (found when the parent was split)."""
 
     start: np.ndarray
     end: np.ndarray
     depth: np.ndarray
     node: np.ndarray
     slot: np.ndarray
+    counts: np.ndarray  # (cap, C) float64
 
 
 @numba.njit(inline="always", cache=True)
@@ -95,17 +97,19 @@ def _trim(nodes, count):
 
 
 @numba.njit(inline="always", cache=True)
-def _new_stack(cap):
+def _new_stack(cap, n_classes):
     """Room for ``cap`` nodes to grow."""
     return _Stack(np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
-                  np.empty(cap, np.int64))
+                  np.empty(cap, np.int64), np.empty((cap, n_classes)))
 
 
 @numba.njit(inline="always", cache=True)
-def _push(stack, top, start, end, depth, node, slot):
-    """Push a node on the stack; returns the new top."""
+def _push(stack, top, start, end, depth, node, slot, counts):
+    """Push a node and its class counts on the stack; returns the new top."""
     stack.start[top], stack.end[top], stack.depth[top], stack.node[top] = start, end, depth, node
     stack.slot[top] = slot
+    for c in range(counts.shape[0]):
+        stack.counts[top, c] = counts[c]
     return top + 1
 
 
@@ -175,14 +179,15 @@ def _grow(sample, samples, rules, seed, pool):
     min_leaf, criterion, draw_ties = rules.min_leaf, rules.criterion, rules.draw_ties
     n = samples.shape[0]
     nodes = _new_nodes(2 * n + 1)
-    stack = _new_stack(2 * n + 1)
+    stack = _new_stack(2 * n + 1, sample.n_classes)
     (features, node_counts, left_counts, right_counts, ybuf, order_buf, idx_buf, tmp_buf, sorted_y, hist, cum0, cum1,
      feat_proxy, feat_rank, tied_feature, tied_rank) = _new_scratch(sample, n)
     two_class_gini = sample.n_classes == 2 and criterion == _GINI
     free, n_free = _new_free_list(pool)
     row_ranks = sample.row_ranks
     root_slot, n_free = _root_slot(pool, free, n_free, row_ranks, y, samples)
-    top = _push(stack, 0, 0, n, 0, 0, root_slot)
+    _count_classes(y, samples, 0, n, node_counts)
+    top = _push(stack, 0, 0, n, 0, 0, root_slot, node_counts)
     node_count = 1
     while top > 0:
         top -= 1
@@ -192,7 +197,8 @@ def _grow(sample, samples, rules, seed, pool):
         if slot >= 0 and m <= _POOL_MIN_SAMPLES:  # small node: scanning every bin costs more than its samples
             n_free = _release(free, n_free, slot)
             slot = -1
-        _count_classes(y, samples, start, end, node_counts)
+        for c in range(node_counts.shape[0]):
+            node_counts[c] = stack.counts[top, c]
         nodes.leaf_class[node] = _majority(node_counts)
         if not _may_split(node_counts, m, depth, rules):
             n_free = _release(free, n_free, slot)
@@ -276,10 +282,17 @@ def _grow(sample, samples, rules, seed, pool):
             continue
         mid = _split_node(nodes, node, node_count, ranks, values, n_values, samples, start, end, best_feature,
                           best_rank)
+        # the children's class counts: the smaller child's from its rows, the larger's by subtraction
+        left_smaller = mid - start <= end - mid
+        small_counts, large_counts = left_counts, right_counts
+        _count_classes(y, samples, start if left_smaller else mid, mid if left_smaller else end, small_counts)
+        for c in range(node_counts.shape[0]):
+            large_counts[c] = node_counts[c] - small_counts[c]
+        counts_left, counts_right = (small_counts, large_counts) if left_smaller else (large_counts, small_counts)
         slot_left, slot_right, n_free = _child_slots(pool, slot, free, n_free, row_ranks, y, samples, start, mid, end,
-                                                     depth + 1, rules, node_counts, left_counts)
-        top = _push(stack, top, mid, end, depth + 1, node_count + 1, slot_right)  # right then left: depth first,
-        top = _push(stack, top, start, mid, depth + 1, node_count, slot_left)     # left first
+                                                     depth + 1, rules, counts_left, counts_right)
+        top = _push(stack, top, mid, end, depth + 1, node_count + 1, slot_right, counts_right)  # right then left:
+        top = _push(stack, top, start, mid, depth + 1, node_count, slot_left, counts_left)      # depth first
         node_count += 2
     return _trim(nodes, node_count)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from simstudy.learners.cart.criteria import _count_classes, _may_split
+from simstudy.learners.cart.criteria import _may_split
 
 _POOL_MAX_VALUES = 64
 _POOL_SLOTS = 128
@@ -96,24 +96,22 @@ def _root_slot(pool, free, n_free, row_ranks, y, samples):
 
 
 @numba.njit(inline="always", cache=True)
-def _child_slots(pool, slot, free, n_free, row_ranks, y, samples, start, mid, end, depth, rules, node_counts, counts):
+def _child_slots(pool, slot, free, n_free, row_ranks, y, samples, start, mid, end, depth, rules, left_counts,
+                 right_counts):
     """Pool slots of the children ``samples[start:mid]`` and ``samples[mid:end]`` of a node
     whose histogram is in ``slot`` (-1: none, then neither child gets one), and the new n_free.
 
-    Only a child that may be split (``depth`` is the children's) keeps a histogram. The smaller
+    Only a child that may be split (``depth`` is the children's; ``left_counts`` and
+    ``right_counts`` their class counts) keeps a histogram. The smaller
     child's is built from its samples and the parent's slot becomes the larger child's by
     subtraction; a tiny smaller child (at most ``_POOL_MIN_SAMPLES``) gets none, its samples are
     removed from the parent's histogram one by one. With no free slot, or neither child to
     split, the parent's slot is released and the children are split from their samples.
-    ``node_counts`` holds the node's class counts, ``counts`` is scratch for the children's.
     """
     if slot < 0:
         return -1, -1, n_free
-    _count_classes(y, samples, start, mid, counts)  # the children's class counts: left, then right
-    grow_left = _may_split(counts, mid - start, depth, rules)
-    for c in range(counts.shape[0]):
-        counts[c] = node_counts[c] - counts[c]
-    grow_right = _may_split(counts, end - mid, depth, rules)
+    grow_left = _may_split(left_counts, mid - start, depth, rules)
+    grow_right = _may_split(right_counts, end - mid, depth, rules)
     left_smaller = mid - start <= end - mid
     lo, hi = (start, mid) if left_smaller else (mid, end)
     small_grows, large_grows = (grow_left, grow_right) if left_smaller else (grow_right, grow_left)
