@@ -211,6 +211,45 @@ def test_hessian_positive_definite_unless_numerically_singular():
     assert fit.status[0, 0] == SINGULAR_HESSIAN and not fit.converged[0, 0]
 
 
+@pytest.mark.parametrize("dim", range(1, 10))
+def test_tiled_hessian_and_pointwise_pass_against_numpy(dim):
+    """The 2 x 4 tiled Hessian (zero rows padding the design to a multiple of 4) and the
+    vectorised pointwise pass, for every width the tiles can leave ragged, against the same
+    quantities from NumPy's exp, log1p and matrix products."""
+    from simstudy.learners.logistic import _hessian, _padded_rows, _pointwise
+
+    rng = np.random.default_rng(dim)
+    m, n, p = 37, 40, dim - 1            # the last row is the intercept's ones; only m of n columns active
+    XT = np.zeros((_padded_rows(dim), n))
+    XT[:p] = rng.normal(size=(p, n))
+    XT[p] = 1.0
+    z = rng.normal(0, 4, n)
+    z[:2] = (760.0, -760.0)               # exp(-|z|) underflows: h = 0 there
+    y = (rng.random(n) < 0.5).astype(float)
+    s = rng.integers(0, 3, n).astype(float)
+    S = s[:m].sum()
+    gw, hw, e, lg = (np.empty(n) for _ in range(4))
+    loss, zero = _pointwise(y, z, s, m, S, gw, hw, e, lg, np.empty(n, np.int64))
+    zm, ym, sm = z[:m], y[:m], s[:m]
+    ex = np.exp(-np.abs(zm))
+    ref_loss = np.sum(sm * (np.log1p(ex) + np.maximum(zm, 0.0) - ym * zm)) / S
+    from scipy.special import expit
+
+    sig = expit(zm)
+    np.testing.assert_allclose(loss, ref_loss, rtol=1e-14)
+    ref_gw, ref_hw = sm * (sig - ym) / S, sm * ex / (1.0 + ex) ** 2 / S   # sig - y cancels near y: absolute
+    np.testing.assert_allclose(gw[:m], ref_gw, rtol=1e-13, atol=1e-15 * np.abs(ref_gw).max())
+    np.testing.assert_allclose(hw[:m], ref_hw, rtol=1e-13, atol=1e-300)
+    assert zero == pytest.approx(sm[:2].sum() / S)
+    lam = 0.3
+    H = np.empty((dim, dim))
+    _hessian(XT, dim, hw, m, p, lam, H, np.empty((XT.shape[0], XT.shape[0])))
+    Xa = XT[:dim, :m]
+    ref = (Xa * hw[:m]) @ Xa.T + lam * np.diag([1.0] * p + [0.0])
+    np.testing.assert_allclose(H, ref, rtol=1e-13, atol=1e-15)
+    assert np.array_equal(H, H.T)
+
+
 def test_non_convergence_is_reported(letter):
     X, y, weights = _design(letter, 100, seed=1)
     fit = fit_logistic_batch(X, y, weights, max_iter=2)
