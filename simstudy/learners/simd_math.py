@@ -48,8 +48,8 @@ _INV_LN2 = 1.44269504088896338700e+00
 _ROUND = 6755399441055744.0
 #: Below this, 2^k is no longer a normal number: np.exp handles it.
 _EXP_FLOOR = -708.0
-_T0, _T1, _T2, _T3, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11, _T12, _T13 = (1.0 / math.factorial(j)
-                                                                            for j in range(14))
+#: 1/j! for j = 13, 12, ..., 0: the Taylor polynomial's coefficients, highest first (Horner)
+_TAYLOR = tuple(1.0 / math.factorial(j) for j in range(13, -1, -1))
 
 # fdlibm s_log1p.c
 _SQRT2 = 1.4142135623730951
@@ -81,20 +81,9 @@ def exp_neg_abs(z, m, out, bits):
         t = max(-abs(z[i]), _EXP_FLOOR)
         k = (t * _INV_LN2 + _ROUND) - _ROUND          # nearest integer to t / ln 2
         r = (t - k * _LN2_HI) - k * _LN2_LO           # t = k ln 2 + r, |r| <= ln(2)/2
-        p = _T13
-        p = p * r + _T12
-        p = p * r + _T11
-        p = p * r + _T10
-        p = p * r + _T9
-        p = p * r + _T8
-        p = p * r + _T7
-        p = p * r + _T6
-        p = p * r + _T5
-        p = p * r + _T4
-        p = p * r + _T3
-        p = p * r + _T2
-        p = p * r + _T1
-        p = p * r + _T0
+        p = _TAYLOR[0]
+        for j in range(1, 14):                        # Horner; unrolled by the compiler
+            p = p * r + _TAYLOR[j]
         out[i] = p
         bits[i] = (np.int64(k) + 1023) << 52          # 2^k, -1021 <= k <= 0
     for i in range(m):
