@@ -88,7 +88,9 @@ def _gini2_scan_all_features(counts, n0, n1, m, min_leaf, n_bins, cum0, cum1, be
     rank r is a candidate when bin r is not empty and both sides keep ``min_leaf`` samples
     (then a later bin is not empty either: the split lies between two consecutive present
     values). The 1e-7 closeness rule is not checked here: callers scan features whose
-    distinct values come that close with :func:`_best_split_in_bins`.
+    distinct values come that close with :func:`_best_split_in_bins`. The update is a max and a
+    select rather than a conditional store of both (which compiles to masked stores: 1.4-2.8x
+    slower per scan on this machine's AMD cores).
     """
     p = counts.shape[2]
     mf = float(m)
@@ -111,9 +113,13 @@ def _gini2_scan_all_features(counts, n0, n1, m, min_leaf, n_bins, cum0, cum1, be
             r0 = n0 - l0
             r1 = n1 - l1
             proxy = (l0 * l0 + l1 * l1) / nl + (r0 * r0 + r1 * r1) / nr
-            better = (h0 + h1 > 0.0) & (nl >= lim) & (nr >= lim) & (proxy > best_proxy[f])
-            best_proxy[f] = proxy if better else best_proxy[f]
-            best_rank[f] = r if better else best_rank[f]
+            # a valid candidate (never NaN: both sides hold >= min_leaf >= 1 samples) or -inf; the
+            # best proxy as a max (the same value as keeping the first strictly larger one)
+            valid = (h0 + h1 > 0.0) & (nl >= lim) & (nr >= lim)
+            candidate = proxy if valid else -np.inf
+            old = best_proxy[f]
+            best_rank[f] = r if candidate > old else best_rank[f]
+            best_proxy[f] = max(old, candidate)
 
 
 @numba.njit(inline="always", cache=True)
