@@ -194,6 +194,25 @@ def test_all_feature_gini_scan_equals_the_scalar_scan():
     assert found > 1000  # most features have a valid split: the comparison is not vacuous
 
 
+def test_labels_are_encoded_as_np_unique_encodes_them():
+    """The kernels' label encoding (integers and booleans ranked like a feature, by counting)
+    gives np.unique's classes (same dtype) and inverse, for every label type a study meets."""
+    from simstudy.learners.cart.grow import _encode_labels
+    from simstudy.learners.cart.ranking import rank_column
+
+    rng = np.random.default_rng(5)
+    cases = [rng.integers(0, 2, 50), rng.integers(-5, 5, 30).astype(np.int8), rng.integers(0, 3, 40).astype(np.uint8),
+             rng.integers(0, 2, 20).astype(bool), rng.integers(0, 10**12, 25), np.array([7]), np.array([3, 3, 3]),
+             rng.integers(-2**40, 2**40, 100), np.array(list("abcab")), rng.integers(0, 2, 30).astype(float)]
+    for y in cases:
+        classes, codes = _encode_labels(y)
+        expected_classes, expected_codes = np.unique(y, return_inverse=True)
+        assert classes.dtype == expected_classes.dtype and np.array_equal(classes, expected_classes), y.dtype
+        assert codes.dtype == np.int64 and np.array_equal(codes, expected_codes), y.dtype
+    ranks, values = rank_column(np.array([2.5, -1.0, 2.5, 7.0]))    # by hand
+    assert ranks.tolist() == [1, 0, 1, 2] and values.tolist() == [-1.0, 2.5, 7.0]
+
+
 def test_study_records_do_not_depend_on_the_one_call_kernel():
     """The cv_variance worker gives identical records (losses, theta's, exact fold errors)
     whether the tree's one-call CV kernel or the generic fold loop of fit/predict is used."""

@@ -19,7 +19,7 @@ from simstudy.learners.cart.criteria import (_ENTROPY, _GINI, _count_classes, _m
                                              _threshold)
 from simstudy.learners.cart.pool import (_POOL_MAX_VALUES, _POOL_MIN_SAMPLES, _child_slots, _new_free_list, _new_pool,
                                          _release, _root_slot)
-from simstudy.learners.cart.ranking import RankedFeatures
+from simstudy.learners.cart.ranking import RankedFeatures, rank_column
 from simstudy.learners.cart.splits import _best_split_in_bins, _gini2_scan_all_features, _new_scratch, _shuffle
 from simstudy.learners.cart.tree import CartTree
 
@@ -28,7 +28,7 @@ class _Sample(NamedTuple):
     """A ranked sample as the kernels read it (see :class:`RankedFeatures`)."""
 
     ranks: np.ndarray     # (p, n) int32, rank of each row's value among the feature's distinct values
-    row_ranks: np.ndarray  # (n, p) uint8, the same ranks row by row for the histogram pool ((0, p) without a pool)
+    row_bins: np.ndarray  # (n, p) uint32, rank * p + f row by row, for the histogram pool ((0, p) without a pool)
     values: np.ndarray    # (p, J) float64, the distinct values per feature, ascending
     n_values: np.ndarray  # (p,) int64
     close: np.ndarray     # (p,) bool, two distinct values within 1e-7
@@ -114,31 +114,40 @@ def _push(stack, top, start, end, depth, node, slot, counts):
 
 
 @numba.njit(inline="always", cache=True)
-def _partition(frow, samples, start, end, rank, next_rank):
-    """Reorder ``samples[start:end]`` so that the rows with ``frow[row] <= rank`` come first.
+def _partition(frow, samples, start, end, rank, next_rank, right_rows):
+    """Reorder ``samples[start:end]`` so that the rows with ``frow[row] <= rank`` come first,
+    each side in its original order (``right_rows``: scratch of at least ``end - start`` rows).
 
     Returns (mid, next): the left child is ``samples[start:mid]``; ``next`` is the smallest
     rank above ``rank`` present in the node (``next_rank`` if none is smaller).
+
+    Branch-free: every row is written to both sides and only the side's count advances (a
+    left row lands in place, ``mid <= i``; a right row in ``right_rows``, copied back after the
+    left ones). A branch on the side mispredicts for about half the rows of a node. The order
+    of rows within a node decides nothing: splits and counts depend only on which rows it holds.
     """
-    i, j = start, end - 1
-    while i <= j:
-        r = frow[samples[i]]
-        if r <= rank:
-            i += 1
-        else:
-            if r < next_rank:
-                next_rank = r
-            samples[i], samples[j] = samples[j], samples[i]
-            j -= 1
-    return i, next_rank
+    mid = start
+    n_right = 0
+    for i in range(start, end):  # unsigned indices: no negative-index wraparound code in the loop
+        row = samples[np.uint64(i)]
+        r = np.int64(frow[np.uint64(row)])
+        samples[np.uint64(mid)] = row
+        right_rows[np.uint64(n_right)] = row
+        left = r <= rank
+        mid += left
+        n_right += 1 - left
+        next_rank = min(next_rank, next_rank if left else r)
+    for j in range(n_right):
+        samples[mid + j] = right_rows[j]
+    return mid, next_rank
 
 
 @numba.njit(inline="always", cache=True)
-def _split_node(nodes, node, first_child, ranks, values, n_values, samples, start, end, f, rank):
+def _split_node(nodes, node, first_child, ranks, values, n_values, samples, start, end, f, rank, right_rows):
     """Split ``node`` (rows ``samples[start:end]``) on feature ``f`` after ``rank``: partition its
-    rows and record the split, with the threshold between the value of ``rank`` and the next
-    value present in the node. Returns mid, the end of the left child's rows."""
-    mid, next_rank = _partition(ranks[f], samples, start, end, rank, n_values[f])
+    rows (``right_rows``: scratch) and record the split, with the threshold between the value of
+    ``rank`` and the next value present in the node. Returns mid, the end of the left child's rows."""
+    mid, next_rank = _partition(ranks[f], samples, start, end, rank, n_values[f], right_rows)
     nodes.feature[node] = f
     nodes.threshold[node] = _threshold(values[f, rank], values[f, next_rank])
     nodes.left[node] = first_child
@@ -184,8 +193,8 @@ def _grow(sample, samples, rules, seed, pool):
      feat_proxy, feat_rank, tied_feature, tied_rank) = _new_scratch(sample, n)
     two_class_gini = sample.n_classes == 2 and criterion == _GINI
     free, n_free = _new_free_list(pool)
-    row_ranks = sample.row_ranks
-    root_slot, n_free = _root_slot(pool, free, n_free, row_ranks, y, samples)
+    row_bins = sample.row_bins
+    root_slot, n_free = _root_slot(pool, free, n_free, row_bins, y, samples)
     _count_classes(y, samples, 0, n, node_counts)
     top = _push(stack, 0, 0, n, 0, 0, root_slot, node_counts)
     node_count = 1
@@ -281,7 +290,7 @@ def _grow(sample, samples, rules, seed, pool):
             n_free = _release(free, n_free, slot)
             continue
         mid = _split_node(nodes, node, node_count, ranks, values, n_values, samples, start, end, best_feature,
-                          best_rank)
+                          best_rank, tmp_buf)
         # the children's class counts: the smaller child's from its rows, the larger's by subtraction
         left_smaller = mid - start <= end - mid
         small_counts, large_counts = left_counts, right_counts
@@ -289,7 +298,7 @@ def _grow(sample, samples, rules, seed, pool):
         for c in range(node_counts.shape[0]):
             large_counts[c] = node_counts[c] - small_counts[c]
         counts_left, counts_right = (small_counts, large_counts) if left_smaller else (large_counts, small_counts)
-        slot_left, slot_right, n_free = _child_slots(pool, slot, free, n_free, row_ranks, y, samples, start, mid, end,
+        slot_left, slot_right, n_free = _child_slots(pool, slot, free, n_free, row_bins, y, samples, start, mid, end,
                                                      depth + 1, rules, counts_left, counts_right)
         top = _push(stack, top, mid, end, depth + 1, node_count + 1, slot_right, counts_right)  # right then left:
         top = _push(stack, top, start, mid, depth + 1, node_count, slot_left, counts_left)      # depth first
@@ -297,16 +306,41 @@ def _grow(sample, samples, rules, seed, pool):
     return _trim(nodes, node_count)
 
 
-def _row_ranks(ranked: RankedFeatures) -> np.ndarray:
-    """The ranks row by row as uint8 when the features fit the histogram pool (at most
-    ``_POOL_MAX_VALUES`` distinct values), else an empty (0, p) array (no pool, never read).
+@numba.njit(cache=True)
+def _fill_row_bins(ranks, out):
+    """out[i, f] = ranks[f, i] * p + f (see :func:`_row_bins`)."""
+    p, n = ranks.shape
+    for i in range(n):
+        for f in range(p):
+            out[i, f] = ranks[f, i] * p + f
 
-    Adding a row to a histogram then reads its p ranks from one cache line instead of p rows of
-    the (p, n) array."""
-    p = ranked.ranks.shape[0]
+
+def _row_bins(ranked: RankedFeatures) -> np.ndarray:
+    """Each row's histogram bins, row by row: ``rank_f(row) * p + f`` as uint32, (n, p), when the
+    features fit the histogram pool (at most ``_POOL_MAX_VALUES`` distinct values), else an empty
+    (0, p) array (no pool, never read).
+
+    Adding a row to a histogram (:func:`pool._add_samples`) then reads its p bin offsets from one
+    place instead of p rows of the (p, n) ranks, and adds them to the slot's offset as they are."""
+    p, n = ranked.ranks.shape
     if ranked.n_values.size and ranked.n_values.max() <= _POOL_MAX_VALUES:
-        return np.ascontiguousarray(ranked.ranks.T, dtype=np.uint8)
-    return np.empty((0, p), np.uint8)
+        out = np.empty((n, p), np.uint32)
+        _fill_row_bins(ranked.ranks, out)
+        return out
+    return np.empty((0, p), np.uint32)
+
+
+def _encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
+    """The classes (sorted distinct labels, y's dtype) and each label's class index (int64):
+    ``np.unique(y, return_inverse=True)``; integer and boolean labels are ranked like a feature
+    (:func:`ranking.rank_column`: counting for small integers), which is several times faster
+    on the small samples of a simulation."""
+    y = np.asarray(y)
+    if y.ndim == 1 and y.size and y.dtype.kind in "biu" and np.abs(y).max() < 2**53:
+        codes, values = rank_column(y.astype(np.float64))
+        return values.astype(y.dtype), codes
+    classes, codes = np.unique(y, return_inverse=True)
+    return classes, codes.reshape(-1).astype(np.int64)
 
 
 def _kernel_inputs(X, y: np.ndarray, criterion: str, max_depth: int | None, min_samples_split: int,
@@ -315,9 +349,9 @@ def _kernel_inputs(X, y: np.ndarray, criterion: str, max_depth: int | None, min_
     if ties not in TIE_RULES:
         raise ValueError(f"ties={ties!r} is invalid: choose one of {', '.join(TIE_RULES)}.")
     ranked = X if isinstance(X, RankedFeatures) else RankedFeatures.from_array(X)
-    classes, y_enc = np.unique(y, return_inverse=True)
-    sample = _Sample(ranked.ranks, _row_ranks(ranked), ranked.values, ranked.n_values, ranked.close,
-                     y_enc.astype(np.int64), len(classes))
+    classes, y_enc = _encode_labels(y)
+    sample = _Sample(ranked.ranks, _row_bins(ranked), ranked.values, ranked.n_values, ranked.close, y_enc,
+                     len(classes))
     rules = _Rules(_GINI if criterion == "gini" else _ENTROPY, -1 if max_depth is None else int(max_depth),
                    int(min_samples_split), int(min_samples_leaf), ties == "draw")
     return ranked, classes, sample, rules

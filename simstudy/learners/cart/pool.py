@@ -64,16 +64,22 @@ def _release(free, n_free, slot):
 
 
 @numba.njit(inline="always", cache=True)
-def _add_samples(pool, slot, row_ranks, y, samples, lo, hi, delta):
+def _add_samples(pool, slot, row_bins, y, samples, lo, hi, delta):
     """Add ``delta`` (+1 or -1) to the bins ``pool[slot, y_i, rank_f(i), f]`` of the rows
-    ``i in samples[lo:hi]`` for every feature f (``row_ranks[i, f]``: rank_f(i), row by row)."""
-    p = row_ranks.shape[1]
+    ``i in samples[lo:hi]`` for every feature f.
+
+    ``row_bins[i, f] = rank_f(i) * p + f`` is that bin's offset within one class of a slot, so
+    the bins are addressed in the flat pool without multiplying by its strides (unsigned
+    indices: no negative-index wraparound code either)."""
+    p = row_bins.shape[1]
+    flat = pool.reshape(pool.size)
+    class_size = pool.shape[2] * pool.shape[3]
     for k in range(lo, hi):
         s = samples[k]
-        hs = pool[slot, y[s]]
-        r = row_ranks[s]
+        base = np.uint64((slot * pool.shape[1] + y[s]) * class_size)
+        bins = row_bins[s]
         for f in range(p):  # features inner: independent increments
-            hs[r[f], f] += delta
+            flat[base + np.uint64(bins[f])] += delta
 
 
 @numba.njit(inline="always", cache=True)
@@ -86,17 +92,17 @@ def _subtract(pool, slot, other):
 
 
 @numba.njit(inline="always", cache=True)
-def _root_slot(pool, free, n_free, row_ranks, y, samples):
+def _root_slot(pool, free, n_free, row_bins, y, samples):
     """The root's slot, its histogram built from all ``samples`` (-1 without a pool), and n_free."""
     if pool.shape[0] <= 1:
         return -1, n_free
     slot, n_free = _take_slot(pool, free, n_free)
-    _add_samples(pool, slot, row_ranks, y, samples, 0, samples.shape[0], 1.0)
+    _add_samples(pool, slot, row_bins, y, samples, 0, samples.shape[0], 1.0)
     return slot, n_free
 
 
 @numba.njit(inline="always", cache=True)
-def _child_slots(pool, slot, free, n_free, row_ranks, y, samples, start, mid, end, depth, rules, left_counts,
+def _child_slots(pool, slot, free, n_free, row_bins, y, samples, start, mid, end, depth, rules, left_counts,
                  right_counts):
     """Pool slots of the children ``samples[start:mid]`` and ``samples[mid:end]`` of a node
     whose histogram is in ``slot`` (-1: none, then neither child gets one), and the new n_free.
@@ -117,11 +123,11 @@ def _child_slots(pool, slot, free, n_free, row_ranks, y, samples, start, mid, en
     small_grows, large_grows = (grow_left, grow_right) if left_smaller else (grow_right, grow_left)
     small_slot, large_slot = -1, -1
     if hi - lo <= _POOL_MIN_SAMPLES and large_grows and (end - start) - (hi - lo) > _POOL_MIN_SAMPLES:
-        _add_samples(pool, slot, row_ranks, y, samples, lo, hi, -1.0)
+        _add_samples(pool, slot, row_bins, y, samples, lo, hi, -1.0)
         large_slot = slot
     elif (grow_left or grow_right) and n_free > 0 and hi - lo > _POOL_MIN_SAMPLES:
         small_slot, n_free = _take_slot(pool, free, n_free)
-        _add_samples(pool, small_slot, row_ranks, y, samples, lo, hi, 1.0)
+        _add_samples(pool, small_slot, row_bins, y, samples, lo, hi, 1.0)
         if large_grows:
             _subtract(pool, slot, small_slot)
             large_slot = slot

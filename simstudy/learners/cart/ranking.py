@@ -61,6 +61,17 @@ def _close_values(values, n_values):
     return close
 
 
+def rank_column(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One column ranked as a feature: (rank of each entry as int64, the distinct values
+    ascending): ``np.unique(x, return_inverse=True)``'s two outputs, swapped. ``x``: float64, no NaN."""
+    n = x.shape[0]
+    ranks = np.empty((1, n), np.int32)
+    values = np.empty((1, n), np.float64)
+    n_values = np.empty(1, np.int64)
+    _rank_features(x.reshape(n, 1), ranks, values, n_values)
+    return ranks[0].astype(np.int64), values[0, :n_values[0]]
+
+
 @dataclass(frozen=True)
 class RankedFeatures:
     """Features with their per-feature ranks, computed once for a sample.
