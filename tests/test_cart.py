@@ -213,6 +213,22 @@ def test_labels_are_encoded_as_np_unique_encodes_them():
     assert ranks.tolist() == [1, 0, 1, 2] and values.tolist() == [-1.0, 2.5, 7.0]
 
 
+def test_split_trees_with_repeated_rows_equal_fit_cart():
+    """A training set that repeats rows (a bootstrap set) is grown from its own rows: its root
+    histogram cannot be the sample's minus the absent rows' (the one-call kernels do that for
+    sets of distinct rows)."""
+    from simstudy.learners.cart import predict_cart
+    from simstudy.learners.cart.crossval import predict_splits_cart
+
+    rng = np.random.default_rng(9)
+    X = rng.integers(0, 6, (300, 4)).astype(float)
+    y = (X[:, 0] + X[:, 1] + rng.integers(0, 3, 300) > 6).astype(int)
+    trains = [rng.integers(0, 300, 300) for _ in range(3)] + [np.arange(0, 300, 2)]
+    predictions = predict_splits_cart(X, y, trains, [np.arange(300)] * 4, [1, 2, 3, 4])
+    for rows, seed, predicted in zip(trains, [1, 2, 3, 4], predictions):
+        assert np.array_equal(predicted, predict_cart(fit_cart(X[rows], y[rows], seed), X))
+
+
 def test_study_records_do_not_depend_on_the_one_call_kernel():
     """The cv_variance worker gives identical records (losses, theta's, exact fold errors)
     whether the tree's one-call CV kernel or the generic fold loop of fit/predict is used."""

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from simstudy.learners.cart.grow import _empty_nodes, _grow, _kernel_inputs, _seed, _trim
-from simstudy.learners.cart.pool import _new_pool
+from simstudy.learners.cart.pool import _new_pool, _sample_histogram
 from simstudy.learners.cart.tree import CartTree, _leaf_of
 
 
@@ -60,13 +60,20 @@ def _cross_validate(X, sample, labels, K, seeds, rules):
     concatenated (tree k occupies ``offsets[k]:offsets[k + 1]``; child indices are local)."""
     n = labels.shape[0]
     pool = _new_pool(sample.n_values, sample.n_classes)
+    full = _sample_histogram(pool, sample.row_bins, sample.y)  # each root: full minus fold k's rows
     predicted = np.empty(n, np.int64)
     nodes = _empty_nodes(K * (2 * n + 1))
     offsets = np.zeros(K + 1, np.int64)
     samples = np.empty(n, np.int64)
+    held_out = np.empty(n, np.int64)
     for k in range(K):
         m = _training_rows(labels, k, samples)
-        tree = _grow(sample, samples[:m], rules, seeds[k], pool)
+        n_out = 0
+        for i in range(n):
+            if labels[i] == k:
+                held_out[n_out] = i
+                n_out += 1
+        tree = _grow(sample, samples[:m], rules, seeds[k], pool, full, held_out[:n_out])
         offsets[k + 1] = _append_nodes(nodes, offsets[k], tree)
         for i in range(n):
             if labels[i] == k:
@@ -127,10 +134,23 @@ def _predict_splits(X, sample, train_rows, train_ptr, test_rows, test_ptr, seeds
     for s in range(n_splits):
         longest = max(longest, train_ptr[s + 1] - train_ptr[s])
     samples = np.empty(longest, np.int64)
+    n = sample.y.shape[0]
+    full = _sample_histogram(pool, sample.row_bins, sample.y)  # each root: full minus the rows not trained on
+    in_train = np.zeros(n, np.bool_)
+    absent = np.empty(n, np.int64)
     for s in range(n_splits):
         m = train_ptr[s + 1] - train_ptr[s]
         samples[:m] = train_rows[train_ptr[s]:train_ptr[s + 1]]   # _grow reorders its rows in place
-        tree = _grow(sample, samples[:m], rules, seeds[s], pool)
+        in_train[:] = False
+        for i in range(m):
+            in_train[samples[i]] = True
+        n_absent = 0
+        for i in range(n):
+            if not in_train[i]:
+                absent[n_absent] = i
+                n_absent += 1
+        distinct = n - n_absent == m  # no row twice (a bootstrap set): else the root is built from its rows
+        tree = _grow(sample, samples[:m], rules, seeds[s], pool, full if distinct else full[:0], absent[:n_absent])
         for i in range(test_ptr[s], test_ptr[s + 1]):
             predicted[i] = tree.leaf_class[_leaf_of(X, test_rows[i], tree.feature, tree.threshold, tree.left,
                                                     tree.right)]

@@ -156,7 +156,7 @@ def _split_node(nodes, node, first_child, ranks, values, n_values, samples, star
 
 
 @numba.njit(cache=True)
-def _grow(sample, samples, rules, seed, pool):
+def _grow(sample, samples, rules, seed, pool, full, absent):
     """Grow one tree on the rows ``samples`` of a ranked sample.
 
     Parameters
@@ -169,6 +169,10 @@ def _grow(sample, samples, rules, seed, pool):
         Seeds the random tie-breaking (feature orders or draws among tied features).
     pool : ndarray
         Histogram pool from :func:`pool._new_pool` (reused from tree to tree).
+    full, absent : ndarray
+        The histogram of all the sample's rows (:func:`pool._sample_histogram`, or an empty
+        array) and the sample's rows not in ``samples``: the root's histogram is then ``full``
+        minus theirs when they are fewer (:func:`pool._root_slot`).
 
     Returns
     -------
@@ -194,7 +198,7 @@ def _grow(sample, samples, rules, seed, pool):
     two_class_gini = sample.n_classes == 2 and criterion == _GINI
     free, n_free = _new_free_list(pool)
     row_bins = sample.row_bins
-    root_slot, n_free = _root_slot(pool, free, n_free, row_bins, y, samples)
+    root_slot, n_free = _root_slot(pool, free, n_free, row_bins, y, samples, full, absent)
     _count_classes(y, samples, 0, n, node_counts)
     top = _push(stack, 0, 0, n, 0, 0, root_slot, node_counts)
     node_count = 1
@@ -378,5 +382,6 @@ def fit_cart(X, y: np.ndarray, seed: int, criterion: str = "gini", max_depth: in
     ranked, classes, sample, rules = _kernel_inputs(X, y, criterion, max_depth, min_samples_split, min_samples_leaf,
                                                     ties)
     pool = _new_pool(sample.n_values, sample.n_classes)
-    nodes = _grow(sample, np.arange(ranked.ranks.shape[1]), rules, _seed(seed), pool)
+    no_rows = np.empty(0, np.int64)
+    nodes = _grow(sample, np.arange(ranked.ranks.shape[1]), rules, _seed(seed), pool, pool[:0], no_rows)
     return CartTree(*nodes, classes=classes)

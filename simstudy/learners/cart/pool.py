@@ -91,13 +91,31 @@ def _subtract(pool, slot, other):
                 pool[slot, c, r, f] -= pool[other, c, r, f]
 
 
+@numba.njit(cache=True)
+def _sample_histogram(pool, row_bins, y):
+    """The histogram of all the sample's rows, shaped as one pool slot (1, C, J, p), for
+    :func:`_root_slot`; an empty (0, C, J, p) array without a pool."""
+    if pool.shape[0] <= 1:
+        return np.zeros((0,) + pool.shape[1:])
+    full = np.zeros((1,) + pool.shape[1:])
+    _add_samples(full, 0, row_bins, y, np.arange(y.shape[0]), 0, y.shape[0], 1.0)
+    return full
+
+
 @numba.njit(inline="always", cache=True)
-def _root_slot(pool, free, n_free, row_bins, y, samples):
-    """The root's slot, its histogram built from all ``samples`` (-1 without a pool), and n_free."""
+def _root_slot(pool, free, n_free, row_bins, y, samples, full, absent):
+    """The root's slot (-1 without a pool) and n_free. Its histogram is built from ``samples``,
+    or, when the sample's histogram ``full`` is given (:func:`_sample_histogram`) and fewer rows
+    are ``absent`` from the tree than present, is ``full`` minus the absent rows' (the same
+    counts: integers in float64). A K-fold tree then adds n/K rows instead of n (K-1)/K."""
     if pool.shape[0] <= 1:
         return -1, n_free
     slot, n_free = _take_slot(pool, free, n_free)
-    _add_samples(pool, slot, row_bins, y, samples, 0, samples.shape[0], 1.0)
+    if full.shape[0] > 0 and absent.shape[0] < samples.shape[0]:
+        pool[slot] = full[0]
+        _add_samples(pool, slot, row_bins, y, absent, 0, absent.shape[0], -1.0)
+    else:
+        _add_samples(pool, slot, row_bins, y, samples, 0, samples.shape[0], 1.0)
     return slot, n_free
 
 
