@@ -9,7 +9,7 @@ import numpy as np
 
 from simstudy.learners.cart.grow import _empty_nodes, _grow, _kernel_inputs, _seed, _trim
 from simstudy.learners.cart.pool import _new_pool, _sample_histogram
-from simstudy.learners.cart.tree import CartTree, _leaf_of
+from simstudy.learners.cart.tree import CartTree, _leaves_of
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ def _cross_validate(X, sample, labels, K, seeds, rules):
     offsets = np.zeros(K + 1, np.int64)
     samples = np.empty(n, np.int64)
     held_out = np.empty(n, np.int64)
+    leaves = np.empty(n, np.int64)
     for k in range(K):
         m = _training_rows(labels, k, samples)
         n_out = 0
@@ -75,9 +76,9 @@ def _cross_validate(X, sample, labels, K, seeds, rules):
                 n_out += 1
         tree = _grow(sample, samples[:m], rules, seeds[k], pool, full, held_out[:n_out])
         offsets[k + 1] = _append_nodes(nodes, offsets[k], tree)
-        for i in range(n):
-            if labels[i] == k:
-                predicted[i] = tree.leaf_class[_leaf_of(X, i, tree.feature, tree.threshold, tree.left, tree.right)]
+        _leaves_of(X, held_out[:n_out], tree.feature, tree.threshold, tree.left, leaves)
+        for j in range(n_out):
+            predicted[held_out[j]] = tree.leaf_class[leaves[j]]
     return predicted, offsets, _trim(nodes, offsets[K])
 
 
@@ -138,6 +139,10 @@ def _predict_splits(X, sample, train_rows, train_ptr, test_rows, test_ptr, seeds
     full = _sample_histogram(pool, sample.row_bins, sample.y)  # each root: full minus the rows not trained on
     in_train = np.zeros(n, np.bool_)
     absent = np.empty(n, np.int64)
+    longest_test = 0
+    for s in range(n_splits):
+        longest_test = max(longest_test, test_ptr[s + 1] - test_ptr[s])
+    leaves = np.empty(longest_test, np.int64)
     for s in range(n_splits):
         m = train_ptr[s + 1] - train_ptr[s]
         samples[:m] = train_rows[train_ptr[s]:train_ptr[s + 1]]   # _grow reorders its rows in place
@@ -151,9 +156,10 @@ def _predict_splits(X, sample, train_rows, train_ptr, test_rows, test_ptr, seeds
                 n_absent += 1
         distinct = n - n_absent == m  # no row twice (a bootstrap set): else the root is built from its rows
         tree = _grow(sample, samples[:m], rules, seeds[s], pool, full if distinct else full[:0], absent[:n_absent])
-        for i in range(test_ptr[s], test_ptr[s + 1]):
-            predicted[i] = tree.leaf_class[_leaf_of(X, test_rows[i], tree.feature, tree.threshold, tree.left,
-                                                    tree.right)]
+        lo, hi = test_ptr[s], test_ptr[s + 1]
+        _leaves_of(X, test_rows[lo:hi], tree.feature, tree.threshold, tree.left, leaves)
+        for j in range(hi - lo):
+            predicted[lo + j] = tree.leaf_class[leaves[j]]
     return predicted
 
 
