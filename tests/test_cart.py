@@ -268,8 +268,8 @@ def _descent_errors(tree, X, y):
 
 def test_population_errors_from_row_bitsets_equal_row_by_row_descent():
     """The bitset error count equals predicting every row, including thresholds outside the
-    population's range, leaf labels the population lacks, changed data (cache by content)
-    and data with too many distinct values (descent fallback)."""
+    population's range, leaf labels the population lacks, a tree that is one leaf, changed data
+    (cache by content) and data with too many distinct values (descent fallback)."""
     from simstudy.learners.cart import PopulationBitsets, population_errors
 
     rng = np.random.default_rng(11)
@@ -280,6 +280,8 @@ def test_population_errors_from_row_bitsets_equal_row_by_row_descent():
         Xs = rng.integers(0, 21, (150, 4)).astype(np.float32)       # values below and above the population's
         ys = rng.integers(0, 3, 150) if trial % 3 == 0 else (Xs[:, 0] > 10).astype(int) + 1  # label 0: absent
         trees.append(fit_cart(Xs, ys, trial, max_depth=None if trial % 2 else 4))
+    trees.append(fit_cart(Xs, np.full(150, 2), 0))                   # a root leaf
+    assert trees[-1].node_count == 1
     expected = np.array([_descent_errors(t, Xp, yp) for t in trees]) / len(yp)
     assert PopulationBitsets.build(Xp, yp) is not None
     np.testing.assert_array_equal(population_errors(trees, Xp, yp), expected)

@@ -49,13 +49,29 @@ def _build_bitsets(X, values, n_values, below):
 
 
 @numba.njit(cache=True)
+def _tree_depth(left):
+    """The depth of a tree (the root alone: 0) when children are numbered after their parent
+    (as the grow kernel numbers them), else the number of nodes (a bound)."""
+    depth = np.zeros(left.shape[0], np.int64)
+    deepest = 0
+    for node in range(left.shape[0]):
+        if left[node] >= 0:
+            if left[node] <= node or left[node] + 1 >= left.shape[0]:
+                return left.shape[0]
+            depth[left[node]] = depth[left[node] + 1] = depth[node] + 1
+            deepest = max(deepest, depth[node] + 1)
+    return deepest
+
+
+@numba.njit(cache=True)
 def _tree_errors_bitsets(feature, threshold, left, leaf_label, values, n_values, below, labels, wrong, all_rows):
     """Errors of one tree on the rows of a population, from row bitsets: a node's rows are its
     parent's AND (left) or AND NOT (right) the bitset of "x_f <= threshold"; a leaf adds the
-    number of its rows whose label differs from the leaf's. Depth first, one bitset per level."""
+    number of its rows whose label differs from the leaf's (counted from its parent's rows
+    directly, without storing them). Depth first, one bitset per level."""
     n_words = all_rows.shape[0]
     n_nodes = feature.shape[0]
-    rows = np.empty((n_nodes + 1, n_words), np.uint64)  # rows[level]; depth < number of nodes
+    rows = np.empty((_tree_depth(left) + 1, n_words), np.uint64)  # rows[level]
     rows[0] = all_rows
     st_node = np.empty(n_nodes + 1, np.int64)
     st_parent = np.empty(n_nodes + 1, np.int64)
@@ -63,37 +79,47 @@ def _tree_errors_bitsets(feature, threshold, left, leaf_label, values, n_values,
     st_node[0], st_parent[0], st_level[0] = 0, -1, 0
     top = 1
     errors = 0
+    zero, ones = np.uint64(0), ~np.uint64(0)
     while top > 0:
         top -= 1
         node, parent, level = st_node[top], st_parent[top], st_level[top]
-        if parent >= 0:  # this node's rows from its parent's (at level - 1)
+        leaf = left[node] < 0
+        mask = wrong[labels.shape[0]]
+        if leaf:  # its rows with another label are errors
+            c = np.searchsorted(labels, leaf_label[node])
+            if c < labels.shape[0] and labels[c] == leaf_label[node]:
+                mask = wrong[c]
+        if parent < 0:  # the root
+            if leaf:
+                for w in range(n_words):
+                    errors += _popcount(all_rows[w] & mask[w])
+                continue
+        else:  # this node's rows: its parent's (at level - 1) AND the side of the split
             f = feature[parent]
             nv = n_values[f]
             j = np.searchsorted(values[f, :nv], threshold[parent], side="right") - 1  # x <= thr iff x <= values[j]
             go_left = node == left[parent]
-            cur = rows[level]
             up = rows[level - 1]
-            if j < 0:
+            if j < 0 or j >= nv - 1:  # every row of the parent goes to one side
+                whole = (j >= nv - 1) == go_left
+                if leaf:
+                    if whole:
+                        for w in range(n_words):
+                            errors += _popcount(up[w] & mask[w])
+                    continue
+                cur = rows[level]
                 for w in range(n_words):
-                    cur[w] = np.uint64(0) if go_left else up[w]
-            elif j >= nv - 1:
-                for w in range(n_words):
-                    cur[w] = up[w] if go_left else np.uint64(0)
-            else:
+                    cur[w] = up[w] if whole else zero
+            else:  # the side of "x_f <= values[f, j]": its bitset, or the complement (XOR all ones)
                 bits = below[f, j]
-                if go_left:
+                flip = zero if go_left else ones
+                if leaf:
                     for w in range(n_words):
-                        cur[w] = up[w] & bits[w]
-                else:
-                    for w in range(n_words):
-                        cur[w] = up[w] & ~bits[w]
-        if left[node] < 0:  # leaf: its rows with another label are errors
-            c = np.searchsorted(labels, leaf_label[node])
-            mask = wrong[c] if c < labels.shape[0] and labels[c] == leaf_label[node] else wrong[labels.shape[0]]
-            cur = rows[level]
-            for w in range(n_words):
-                errors += _popcount(cur[w] & mask[w])
-            continue
+                        errors += _popcount(up[w] & (bits[w] ^ flip) & mask[w])
+                    continue
+                cur = rows[level]
+                for w in range(n_words):
+                    cur[w] = up[w] & (bits[w] ^ flip)
         # children: right pushed first so that the left subtree is done before the right child
         # overwrites the levels below this node
         st_node[top], st_parent[top], st_level[top] = left[node] + 1, node, level + 1
