@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from checkouts import cell, compare
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,37 +68,13 @@ def main(argv=None) -> None:
     if args.json:
         print(json.dumps(measure(args.learners, args.sizes, args.replicates)))
         return
-    results = {"this": (str(ROOT), os.getloadavg()[0], measure(args.learners, args.sizes, args.replicates))}
-    if args.against:
-        other = Path(args.against).resolve()
-        load = os.getloadavg()[0]
-        done = subprocess.run([sys.executable, __file__, "--json", "--learners", *args.learners, "--sizes",
-                               *map(str, args.sizes), "--replicates", str(args.replicates)],
-                              env=dict(os.environ, PYTHONPATH=str(other)), cwd=other, capture_output=True, text=True,
-                              check=True)
-        results["against"] = (str(other), load, json.loads(done.stdout.splitlines()[-1]))
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    with open(args.output, "a") as fh:
-        for tag, (root, load, numbers) in results.items():
-            fh.write(json.dumps({"checkout": root, "load_average": load, "replicates": args.replicates,
-                                 "ms_cpu_per_replicate": numbers, "host": platform.node(),
-                                 "date": time.strftime("%Y-%m-%d %H:%M:%S")}) + "\n")
-    print(f"CPU ms per replicate (mean of {args.replicates}); load average at start: "
-          + ", ".join(f"{tag} {load:.1f}" for tag, (_, load, _) in results.items()))
-    header = f"{'learner':8s} {'design':7s} " + "".join(f"{n:>16d}" for n in args.sizes)
-    print(header)
-    this = results["this"][2]
+    json_args = ["--learners", *args.learners, "--sizes", *map(str, args.sizes), "--replicates", str(args.replicates)]
+    results = compare(__file__, lambda: measure(args.learners, args.sizes, args.replicates), json_args,
+                      args.against, args.output, args.replicates)
+    print(f"{'learner':8s} {'design':7s} " + "".join(f"{n:>16d}" for n in args.sizes))
     for learner in args.learners:
         for kind in ("plain", "nested"):
-            cells = []
-            for n in args.sizes:
-                ms = this[learner][kind][n]
-                if "against" in results:
-                    before = results["against"][2][learner][kind][str(n)]
-                    cells.append(f"{before:7.1f}->{ms:6.1f}")
-                else:
-                    cells.append(f"{ms:16.1f}")
-            print(f"{learner:8s} {kind:7s} " + "".join(f"{c:>16s}" for c in cells))
+            print(f"{learner:8s} {kind:7s} " + "".join(f"{cell(results, [learner, kind, n]):>16s}" for n in args.sizes))
 
 
 if __name__ == "__main__":
