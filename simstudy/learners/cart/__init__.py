@@ -14,7 +14,8 @@ of simulation studies:
   (class, rank, feature) live in a pool slot: a split builds the smaller child's counts from its
   samples and gets the larger child's by subtraction; for two-class Gini all features are
   scanned at once by a branch-free loop with the feature innermost (SIMD), other criteria
-  feature by feature. Nodes of at most 4 samples sort their samples instead.
+  feature by feature. Nodes of at most 4 samples sort their samples instead. In the one-call
+  kernels a tree's root histogram is the sample's minus the rows the tree is not grown on.
 - :func:`cross_validate_cart` grows the K fold trees of a sample and predicts the held-out
   folds in one compiled call (the trees of ``fit_cart`` on each training fold).
 - Candidate thresholds, the split criterion and the stopping rules are scikit-learn's:
