@@ -229,6 +229,30 @@ def test_split_trees_with_repeated_rows_equal_fit_cart():
         assert np.array_equal(predicted, predict_cart(fit_cart(X[rows], y[rows], seed), X))
 
 
+def test_rows_descending_four_at_a_time_reach_the_leaf_of_a_row_by_row_descent():
+    """predict_cart (rows in groups of four, then the remainder) gives each row the class of the
+    leaf a plain root-to-leaf descent reaches: any number of rows, NaN values (they go right,
+    as x <= threshold is false), trees of one leaf."""
+    rng = np.random.default_rng(3)
+
+    def descend(tree, x):
+        node = 0
+        while tree.left[node] >= 0:
+            node = tree.left[node] if x[tree.feature[node]] <= tree.threshold[node] else tree.right[node]
+        return tree.classes[tree.leaf_class[node]]
+
+    for trial in range(20):
+        n = int(rng.integers(5, 300))
+        X = rng.integers(0, 8, (n, 3)).astype(float) + (rng.normal(size=(n, 3)) if trial % 2 else 0)
+        y = rng.integers(0, 3, n) if trial % 3 else np.full(n, 1)
+        tree = fit_cart(X, y, trial)
+        for m in (1, 3, 4, 7, int(rng.integers(8, 200))):
+            Xq = (rng.normal(size=(m, 3)) * 4 + 4).astype(np.float32)
+            Xq[::5, 0] = np.nan
+            expected = [descend(tree, x) for x in Xq]
+            assert np.array_equal(predict_cart(tree, Xq), expected), (trial, m)
+
+
 def test_study_records_do_not_depend_on_the_one_call_kernel():
     """The cv_variance worker gives identical records (losses, theta's, exact fold errors)
     whether the tree's one-call CV kernel or the generic fold loop of fit/predict is used."""
