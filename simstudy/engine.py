@@ -290,8 +290,8 @@ def _failure_hint(phase: Phase, options: RunnerOptions):
 
 
 def run_phase(phase: Phase, options: RunnerOptions, store: ShardStore | None,
-              on_last_chunks: Callable[[], Any] | None = None) -> RunReport:
-    """Run one phase of a study through :func:`simstudy.runner.run_chunks` (``on_last_chunks``: see there)."""
+              while_computing: Callable[[], Any] | None = None) -> RunReport:
+    """Run one phase of a study through :func:`simstudy.runner.run_chunks` (``while_computing``: see there)."""
     replicate_range = None
     if options.only_replicate is not None:
         replicate_range = (int(options.only_replicate), int(options.only_replicate) + 1)
@@ -300,7 +300,7 @@ def run_phase(phase: Phase, options: RunnerOptions, store: ShardStore | None,
                       store=store, phase=phase.name, on_error=options.on_error,
                       max_failure_rate=options.max_failure_rate, replicate_range=replicate_range,
                       scheduler_address=options.scheduler_address, describe_failure=_failure_hint(phase, options),
-                      keys=[c.key for c in phase.conditions], subjects=phase.subjects, on_last_chunks=on_last_chunks)
+                      keys=[c.key for c in phase.conditions], subjects=phase.subjects, while_computing=while_computing)
 
 
 def _ordered_records(report: RunReport, phase: Phase) -> pd.DataFrame:
@@ -392,8 +392,8 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
             store = None
             if directory is not None and plan.runner.only_replicate is None:
                 store = ShardStore(directory.path / "shards", identity.hash)
-            # once a worker falls idle on the last chunks, the report's libraries load in the main process
-            report = run_phase(phase, plan.runner, store, on_last_chunks=start_prewarm if directory is not None else None)
+            # while the workers compute, the aggregation's and the report's libraries load in this process
+            report = run_phase(phase, plan.runner, store, while_computing=start_prewarm if directory is not None else None)
             records[phase.name] = _ordered_records(report, phase)
             manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])
         main = records[study.main_phase]

@@ -439,7 +439,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                replicate_range: tuple[int, int] | None = None, scheduler_address: str | None = None,
                describe_failure: Callable[[ChunkOutput], str] | None = None,
                keys: Sequence[str] | None = None, subjects: tuple[str, ...] = (),
-               on_last_chunks: Callable[[], Any] | None = None) -> RunReport:
+               while_computing: Callable[[], Any] | None = None) -> RunReport:
     """Run ``fn`` on every chunk not already stored, store each result, return all of them.
 
     Parameters
@@ -470,10 +470,11 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         The conditions' keys (they name the shards); default: their positions.
     subjects : tuple of str
         The phase's subjects (see :func:`plan_chunks`).
-    on_last_chunks : callable, optional
-        Called once, in this process, when fewer chunks are left than there are worker processes
-        (one of them is idle from then on): room for work the caller would otherwise do after
-        the run, such as loading the report's libraries. Not called for in-process runs.
+    while_computing : callable, optional
+        Called once, in this process, when the first chunk has finished (the workers are warm and
+        computing): room for work the caller would otherwise do after the run, such as loading
+        the report's libraries, while this process waits for the workers anyway. Not called for
+        in-process runs (it would compete with the computation in the same interpreter).
 
     Workers: at most one per chunk to compute (``n_jobs=-1``: one per core).
     """
@@ -501,8 +502,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         n_jobs = workers
         stream = (_dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) if backend == "dask"
                   else _joblib_outputs(fn, chunks, n_jobs, backend, on_error))
-        idle_hook = on_last_chunks if backend == "dask" or (backend == "loky" and n_jobs > 1) else None
-        finished_chunks = 0
+        idle_hook = while_computing if backend == "dask" or (backend == "loky" and n_jobs > 1) else None
         with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
                   smoothing=0.05, dynamic_ncols=True) as bar:
             logged = _LogProgress(total, desc, enabled=progress and bar.disable)
@@ -519,8 +519,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                     failed += out.failed_replicates
                     bar.update(out.chunk.size)
                     logged.update(out.chunk.size)
-                    finished_chunks += 1
-                    if idle_hook is not None and len(chunks) - finished_chunks < n_jobs:
+                    if idle_hook is not None:
                         idle_hook()
                         idle_hook = None
                     if done >= min_replicates_for_abort and failed > max_failure_rate * done and out.failed_replicates:

@@ -74,12 +74,12 @@ def _chunk_id(chunk):
 
 @pytest.mark.parametrize("n_jobs, backend, expected", [(2, "loky", 1), (1, "loky", 0), (2, "sequential", 0),
                                                        (2, "threading", 0)])
-def test_on_last_chunks_runs_once_when_a_worker_falls_idle(n_jobs, backend, expected):
-    """The hook runs once, in this process, when fewer chunks are left than workers; never for
-    a run in this process (it would compete with the computation)."""
+def test_while_computing_runs_once_when_the_workers_compute(n_jobs, backend, expected):
+    """The hook runs once, in this process, after the first chunk; never for a run in this
+    process (it would compete with the computation)."""
     calls = []
     report = run_chunks(_chunk_id, [12], chunk_size=2, n_jobs=n_jobs, backend=backend, progress=False,
-                        on_last_chunks=lambda: calls.append(os.getpid()))
+                        while_computing=lambda: calls.append(os.getpid()))
     assert sorted(o.records for o in report.outputs) == [(0, s) for s in range(0, 12, 2)]
     assert calls == [os.getpid()] * expected
 
@@ -94,7 +94,7 @@ def test_report_prewarm_loads_the_report_libraries_in_a_thread():
 
 
 def test_figures_are_the_same_with_the_report_prewarmed(tmp_path):
-    """A run with two workers loads the report's libraries while its last chunk runs; its figures
+    """A run with two workers loads the report's libraries while its chunks run; its figures
     are byte for byte those of the same run in one process (which loads them afterwards)."""
     runs = {}
     for n_jobs in (1, 2):

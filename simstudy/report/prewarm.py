@@ -1,8 +1,10 @@
 """Load the report's libraries while the workers compute, so that writing the report starts warm.
 
-A run's files end with its figures and report, which need matplotlib: its import, the Agg
-renderer and the first font loaded cost about half a second (0.45 s for the import alone on the
-2-core machine of ``results/benchmarks``), paid after the last chunk, on the critical path.
+A run's files end with its aggregation and figures: the aggregation's p-values and intervals
+need ``scipy.stats`` (about a second to import on the 2-core machine of ``results/benchmarks``
+when scikit-learn has not already imported it), the figures matplotlib (its import, the Agg
+renderer and the first font loaded: about half a second), all paid after the last chunk, on the
+critical path.
 While worker processes compute the chunks, the main process mostly waits for them, so
 :func:`start_prewarm` does that work in a background thread (the imports, then one tiny figure
 drawn into memory). :func:`wait_for_prewarm` joins it: called before the main thread draws any
@@ -45,10 +47,15 @@ def wait_for_prewarm() -> None:
 
 
 def _prewarm() -> None:
-    """The imports of :meth:`simstudy.results.StudyResult.write`, then one tiny figure with a
-    title, a legend and an italic caption rendered to memory (loads the fonts and the renderer)."""
+    """``scipy.stats`` with one t-distribution tail (the aggregation's p-values), the imports of
+    :meth:`simstudy.results.StudyResult.write`, then one tiny figure with a title, a legend and an
+    italic caption rendered to memory (loads the fonts and the renderer)."""
     try:
         import io
+
+        from scipy import stats
+
+        stats.t.sf(1.0, 3.0)
 
         from simstudy.report import html, latex  # noqa: F401
         from simstudy.report.figures import finish, plt, save_figure  # noqa: F401
