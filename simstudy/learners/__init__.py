@@ -133,10 +133,27 @@ def fast_kernel(estimator, name: str = "learner", population: Any = None, engine
     return None, why_tree if "Tree" in type(estimator).__name__ else why_linear
 
 
+class _Accepted(NamedTuple):
+    """An estimator spec scikit-learn accepted in an earlier run (:mod:`simstudy.learners.accepted`):
+    not built yet, so that a kernel needing only its parameters needs no scikit-learn."""
+
+    target: str                 # the class path as configured
+    given: dict[str, Any]       # the parameters as configured
+    params: dict[str, Any]      # the estimator's get_params(deep=False)
+
+    @property
+    def class_name(self) -> str:
+        return self.target.rpartition(".")[2]
+
+    def build(self, field_name: str):
+        """The scikit-learn estimator itself."""
+        return estimator_from_spec({"_target_": self.target, **self.given}, field_name)
+
+
 class _Spec(NamedTuple):
     """What a learner config mapping asks for."""
 
-    obj: Any            # a scikit-learn estimator or a user's learner object
+    obj: Any            # a scikit-learn estimator, an _Accepted spec, or a user's learner object
     name: str
     engine: str
     fast_path: bool
@@ -165,14 +182,31 @@ def _from_mapping(cfg: Mapping[str, Any], field_name: str) -> _Spec:
                           "class, e.g. learner._target_=mypackage.learners.MyLearner.")
     if not cfg.get("estimator"):
         raise ConfigError(f"{field_name}.estimator is missing: give estimator._target_ (a scikit-learn class).")
-    estimator = estimator_from_spec(cfg["estimator"], f"{field_name}.estimator")
+    estimator = _checked_estimator(cfg["estimator"], f"{field_name}.estimator")
     target = str(dict(cfg["estimator"]).get("_target_", ""))
-    name = cfg.get("name") or type(estimator).__name__
+    class_name = estimator.class_name if isinstance(estimator, _Accepted) else type(estimator).__name__
+    name = cfg.get("name") or class_name
     preset_target = _preset_target(name)
     if preset_target and preset_target != target:
-        name = type(estimator).__name__  # a preset's name with another estimator would mislabel every output
+        name = class_name  # a preset's name with another estimator would mislabel every output
     return _Spec(estimator, str(name), str(cfg.get("engine", "auto")), bool(cfg.get("fast_path", True)),
                  str(cfg.get("ties", "draw")))
+
+
+def _checked_estimator(spec: Mapping[str, Any], field_name: str):
+    """A valid estimator spec: an :class:`_Accepted` one when scikit-learn accepted it in an earlier
+    run, else the estimator built (and checked) by scikit-learn, remembered for the next run."""
+    from simstudy.learners.accepted import accepted_params, remember_accepted
+
+    given = dict(spec)
+    target = given.pop("_target_", None)
+    if target:
+        params = accepted_params(str(target), given)
+        if params is not None:
+            return _Accepted(str(target), given, params)
+    estimator = estimator_from_spec(spec, field_name)
+    remember_accepted(str(target), given, estimator.get_params(deep=False))
+    return estimator
 
 
 def _preset_target(name: str) -> str | None:
@@ -228,6 +262,11 @@ def build_learner(spec: Any, population: Any = None, loss: Any = None, field_nam
     else:
         obj, name = spec, None
     _check_choices(engine, ties, field_name)
+    if isinstance(obj, _Accepted):
+        kernel = _tree_from_params(obj, name, engine, ties, loss)
+        if kernel is not None:
+            return kernel
+        obj = obj.build(f"{field_name}.estimator")
     if not hasattr(obj, "get_params"):  # a learner object, not a scikit-learn estimator
         check_learner(obj, field_name)
         return obj
@@ -247,3 +286,18 @@ def build_learner(spec: Any, population: Any = None, loss: Any = None, field_nam
                               "KNeighborsClassifier", "LogisticRegression"):
         log.info("learner %s: no fast kernel reproduces these settings (%s); using scikit-learn", name, why)
     return sk
+
+
+def _tree_from_params(spec: _Accepted, name: str, engine: str, ties: str, loss: Any):
+    """The numba CART of an accepted DecisionTreeClassifier spec, built from its parameters alone
+    (no scikit-learn), or None where :func:`fast_kernel` has to decide with the estimator."""
+    from simstudy.learners.cart.params import TREE_CLASS_PATHS, supported_tree_settings
+
+    if engine == "sklearn" or spec.target not in TREE_CLASS_PATHS or not supported_tree_settings(spec.params)[0]:
+        return None
+    from simstudy.learners.cart import CartLearner
+
+    kernel = CartLearner.from_params(spec.params, name=name, ties=ties)
+    if loss is not None and loss.needs_proba and "predict_proba" not in capabilities(kernel):
+        return None
+    return kernel

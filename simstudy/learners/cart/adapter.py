@@ -10,7 +10,7 @@ from simstudy.learners import TIE_RULES
 from simstudy.learners.cart.bitsets import population_errors
 from simstudy.learners.cart.crossval import cross_validate_cart, predict_splits_cart
 from simstudy.learners.cart.grow import fit_cart
-from simstudy.learners.cart.params import supported_tree_params
+from simstudy.learners.cart.params import supported_tree_params, supported_tree_settings
 from simstudy.learners.cart.ranking import RankedFeatures
 from simstudy.learners.cart.tree import CartTree, predict_cart
 from simstudy.learners.base import Folds
@@ -37,9 +37,25 @@ class CartLearner:
         ok, why = supported_tree_params(estimator)
         if not ok:
             raise ValueError(f"the numba tree cannot reproduce this estimator: {why}")
-        params = estimator.get_params(deep=False)
-        self.name = name
+        self._configure(estimator.get_params(deep=False), name, ties)
         self.template = estimator
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any], name: str = "tree", ties: str = "draw") -> "CartLearner":
+        """The learner of a DecisionTreeClassifier with these parameters (its whole
+        ``get_params(deep=False)``, e.g. as remembered by :mod:`simstudy.learners.accepted`),
+        without scikit-learn: the same learner, and the same ``describe()``, as
+        ``CartLearner(DecisionTreeClassifier(**params))``."""
+        ok, why = supported_tree_settings(params)
+        if not ok:
+            raise ValueError(f"the numba tree cannot reproduce this estimator: {why}")
+        learner = cls.__new__(cls)
+        learner._configure(dict(params), name, ties)
+        learner.template = None
+        return learner
+
+    def _configure(self, params: dict[str, Any], name: str, ties: str) -> None:
+        self.name = name
         self.criterion = params["criterion"]
         self.max_depth = params["max_depth"]
         self.min_samples_split = int(params["min_samples_split"])

@@ -7,13 +7,22 @@ _DEFAULTS = {"splitter": "best", "max_features": None, "max_leaf_nodes": None, "
              "class_weight": None, "ccp_alpha": 0.0, "min_weight_fraction_leaf": 0.0, "monotonic_cst": None}
 
 
+#: The class paths of scikit-learn's DecisionTreeClassifier (the public one and where it is defined).
+TREE_CLASS_PATHS = ("sklearn.tree.DecisionTreeClassifier", "sklearn.tree._classes.DecisionTreeClassifier")
+
+
 def supported_tree_params(estimator) -> tuple[bool, str]:
     """Whether :class:`CartLearner` reproduces this scikit-learn estimator, and why not."""
     from sklearn.tree import DecisionTreeClassifier
 
     if type(estimator) is not DecisionTreeClassifier:
         return False, f"{type(estimator).__name__} is not sklearn.tree.DecisionTreeClassifier"
-    params = estimator.get_params(deep=False)
+    return supported_tree_settings(estimator.get_params(deep=False))
+
+
+def supported_tree_settings(params: dict) -> tuple[bool, str]:
+    """Whether :class:`CartLearner` reproduces a DecisionTreeClassifier with these parameters
+    (its ``get_params(deep=False)``), and why not; needs no scikit-learn."""
     if params["criterion"] not in ("gini", "entropy", "log_loss"):
         return False, f"criterion={params['criterion']!r}"
     for key, default in _DEFAULTS.items():
