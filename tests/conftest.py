@@ -1,9 +1,7 @@
 """Shared fixtures: paths, small data files, config composition."""
 from __future__ import annotations
 
-import os
 import string
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +11,6 @@ from hydra.core.global_hydra import GlobalHydra
 
 from simstudy.config import register_configs
 from simstudy.errors import ConfigError  # noqa: F401  (re-exported for the tests)
-
-# accepted estimator specs (simstudy.learners.accepted) go to a folder of this test session, not ~/.cache
-os.environ.setdefault("SIMSTUDY_CACHE_DIR", tempfile.mkdtemp(prefix="simstudy-tests-cache-"))
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -22,7 +22,7 @@ TREE = "sklearn.tree.DecisionTreeClassifier"
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SIMSTUDY_CACHE", str(tmp_path / "cache"))
     return tmp_path / "cache" / "estimators"
 
 
@@ -77,7 +77,7 @@ def test_an_unreadable_file_counts_as_absent_and_is_rewritten(cache):
 def test_an_unwritable_folder_stores_nothing_and_validation_still_works(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(blocker))
+    monkeypatch.setenv("SIMSTUDY_CACHE", str(blocker))
     validate_learner_config(_tree_config(max_depth=2))
     assert not accepted.remember_accepted(TREE, {}, {"x": 1})
     assert accepted.accepted_params(TREE, {"max_depth": 2}) is None
@@ -85,9 +85,11 @@ def test_an_unwritable_folder_stores_nothing_and_validation_still_works(tmp_path
 
 
 def test_the_folder_follows_the_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv("SIMSTUDY_CACHE_DIR", str(tmp_path / "a"))
-    assert accepted.cache_directory() == tmp_path / "a" / "estimators"
-    monkeypatch.delenv("SIMSTUDY_CACHE_DIR")
+    from simstudy.learners.knn import _cache_dir
+
+    monkeypatch.setenv("SIMSTUDY_CACHE", str(tmp_path / "a"))
+    assert accepted.cache_directory() == tmp_path / "a" / "estimators" and _cache_dir() == tmp_path / "a" / "knn"
+    monkeypatch.delenv("SIMSTUDY_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert accepted.cache_directory() == tmp_path / "xdg" / "simstudy" / "estimators"
 
@@ -118,7 +120,7 @@ def test_a_remembered_tree_run_does_not_import_scikit_learn(tmp_path):
             "validate_learner_config(config)\n"
             "learner = build_learner(config)\n"
             "print(json.dumps({'sklearn': 'sklearn' in sys.modules, 'describe': learner.describe()}))\n")
-    env = dict(os.environ, SIMSTUDY_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, SIMSTUDY_CACHE=str(tmp_path / "cache"))
     runs = [json.loads(subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                                       text=True, check=True).stdout) for _ in range(2)]
     assert [r["sklearn"] for r in runs] == [True, False]

@@ -19,9 +19,8 @@ What is stored, and what is not:
   integer keys, an object) is simply checked every time;
 - a file that cannot be read back (truncated, edited) counts as absent and is rewritten.
 
-The files live in ``$SIMSTUDY_CACHE_DIR/estimators`` if that variable is set, else in
-``$XDG_CACHE_HOME/simstudy/estimators`` (``~/.cache/simstudy/estimators``). Deleting the folder
-is always safe. When it cannot be written, nothing is stored and every run checks with
+The files live in the ``estimators`` folder of simstudy's cache (:func:`simstudy.cache.cache_root`:
+``$SIMSTUDY_CACHE``, else ``~/.cache/simstudy``). Deleting the folder is always safe. When it cannot be written, nothing is stored and every run checks with
 scikit-learn, as before.
 """
 from __future__ import annotations
@@ -45,10 +44,9 @@ FORMAT = 1
 
 def cache_directory() -> Path:
     """Where accepted estimator specs are stored (see the module docstring)."""
-    root = os.environ.get("SIMSTUDY_CACHE_DIR")
-    if not root:
-        root = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "simstudy")
-    return Path(root) / "estimators"
+    from simstudy.cache import cache_root
+
+    return cache_root() / "estimators"
 
 
 @lru_cache(maxsize=1)

@@ -144,9 +144,9 @@ def neighbour_count(estimator, kind: str, learner: str) -> int:
 
 
 def _cache_dir() -> Path:
-    root = os.environ.get("SIMSTUDY_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "simstudy")
-    return Path(root) / "knn"
+    from simstudy.cache import cache_root
+
+    return cache_root() / "knn"
 
 
 def _load(path: Path, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
