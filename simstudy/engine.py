@@ -300,7 +300,17 @@ def run_phase(phase: Phase, options: RunnerOptions, store: ShardStore | None,
                       store=store, phase=phase.name, on_error=options.on_error,
                       max_failure_rate=options.max_failure_rate, replicate_range=replicate_range,
                       scheduler_address=options.scheduler_address, describe_failure=_failure_hint(phase, options),
-                      keys=[c.key for c in phase.conditions], subjects=phase.subjects, while_computing=while_computing)
+                      keys=[c.key for c in phase.conditions], subjects=phase.subjects, while_computing=while_computing,
+                      chunk_cost=_chunk_cost(phase))
+
+
+def _chunk_cost(phase: Phase) -> Callable[[Any], float] | None:
+    """Replicates x sample size, when every condition has a sample size ``n`` (the cost of a CV
+    replicate grows with n): the runner then starts the costliest chunks first. None otherwise."""
+    sizes = [getattr(c, "n", None) for c in phase.conditions]
+    if not sizes or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in sizes):
+        return None
+    return lambda chunk: chunk.size * int(sizes[chunk.condition])
 
 
 def _ordered_records(report: RunReport, phase: Phase) -> pd.DataFrame:

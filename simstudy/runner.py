@@ -439,7 +439,8 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                replicate_range: tuple[int, int] | None = None, scheduler_address: str | None = None,
                describe_failure: Callable[[ChunkOutput], str] | None = None,
                keys: Sequence[str] | None = None, subjects: tuple[str, ...] = (),
-               while_computing: Callable[[], Any] | None = None) -> RunReport:
+               while_computing: Callable[[], Any] | None = None,
+               chunk_cost: Callable[[Chunk], float] | None = None) -> RunReport:
     """Run ``fn`` on every chunk not already stored, store each result, return all of them.
 
     Parameters
@@ -475,6 +476,12 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         computing): room for work the caller would otherwise do after the run, such as loading
         the report's libraries, while this process waits for the workers anyway. Not called for
         in-process runs (it would compete with the computation in the same interpreter).
+    chunk_cost : callable, optional
+        A chunk's relative cost (e.g. replicates x sample size). The costliest chunks are then
+        dispatched first (longest processing time first), so that the run ends on short chunks
+        and the workers finish together instead of one waiting for the other's long last chunk.
+        The order changes no number: every replicate's seed derives from its condition and index,
+        and the records are put back in (condition, replicate) order. Default: the planned order.
 
     Workers: at most one per chunk to compute (``n_jobs=-1``: one per core).
     """
@@ -486,6 +493,8 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         loaded, entries = [], []  # a one-replicate debugging run neither reads nor writes shards
         store = None
     chunks = plan_chunks(replicates_per_condition, chunk_size, [o.chunk for o in loaded], replicate_range, subjects)
+    if chunk_cost is not None:
+        chunks.sort(key=chunk_cost, reverse=True)  # stable: equal costs keep the planned order
     if loaded:
         log.info("%s: resuming, %d chunk(s) loaded from %s, %d to compute", desc, len(loaded),
                  store.directory / phase, len(chunks))

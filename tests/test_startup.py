@@ -37,7 +37,9 @@ def test_tree_worker_does_not_import_sklearn_scipy_stats_or_matplotlib(tmp_path)
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(LETTER_FILE),
                             "positive": list("ABCDEFGHIJKLM")})
-    learner = build_learner({"name": "tree", "estimator": {"_target_": "sklearn.tree.DecisionTreeClassifier"}})
+    from sklearn.tree import DecisionTreeClassifier
+
+    learner = build_learner(DecisionTreeClassifier(), field_name="learner")  # a kernel holding the estimator
     worker = CVVarianceWorker(pop, learner, zero_one, make_conditions([20], 10, pop), 1, True)
     path = tmp_path / "worker.pkl"
     path.write_bytes(pickle.dumps(worker))
@@ -125,3 +127,32 @@ def test_the_command_ends_without_teardown_and_leaves_no_worker_behind(tmp_path)
                                   text=True).stdout.strip()) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert left == "", left
+
+
+def test_costliest_chunks_are_dispatched_first_and_the_records_do_not_change():
+    """chunk_cost orders the dispatch (longest first, stable on ties); the records are the same."""
+    orders: dict[str, list] = {"plain": [], "costly": []}
+    reports = {}
+    for kind, cost in (("plain", None), ("costly", lambda c: c.size * (10, 30, 20)[c.condition])):
+        def fn(chunk, seen=orders[kind]):
+            seen.append(_chunk_id(chunk))
+            return _chunk_id(chunk)
+
+        reports[kind] = run_chunks(fn, [4, 6, 2], chunk_size=2, n_jobs=1, backend="threading", progress=False,
+                                   chunk_cost=cost)
+    assert orders["plain"] == [(0, 0), (0, 2), (1, 0), (1, 2), (1, 4), (2, 0)]
+    assert orders["costly"] == [(1, 0), (1, 2), (1, 4), (2, 0), (0, 0), (0, 2)]
+    assert sorted(o.records for o in reports["costly"].outputs) == sorted(o.records for o in reports["plain"].outputs)
+
+
+def test_chunk_cost_of_a_phase_is_replicates_times_sample_size():
+    from types import SimpleNamespace
+
+    from simstudy.engine import _chunk_cost
+    from simstudy.runner import Chunk
+
+    phase = SimpleNamespace(conditions=[SimpleNamespace(n=20), SimpleNamespace(n=2000)])
+    cost = _chunk_cost(phase)
+    assert cost(Chunk(0, 0, 250)) == 5000 and cost(Chunk(1, 0, 100)) == 200_000
+    assert _chunk_cost(SimpleNamespace(conditions=[SimpleNamespace(n=20), SimpleNamespace(k=3)])) is None
+    assert _chunk_cost(SimpleNamespace(conditions=[])) is None
