@@ -9,16 +9,31 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+import importlib
+
 from simstudy.errors import ConfigError, DataUnavailableError
 from simstudy.populations.base import Population, ResidualPopulation, Sample
-from simstudy.populations.synthetic import GaussianFoldsPopulation, LogisticPopulation
-from simstudy.populations.tabular import (MISSING_MARKERS, MISSING_POLICIES, TabularData, TabularPopulation, binarize,
-                                         data_fingerprint, load_covtype, load_openml, load_table_file)
+from simstudy.populations.configs import MISSING_POLICIES
 
 __all__ = ["DataUnavailableError", "GaussianFoldsPopulation", "LogisticPopulation", "Population",
            "ResidualPopulation", "Sample", "TabularPopulation", "binarize", "build_population", "check_population",
            "load_covtype", "load_openml", "load_table_file", "validate_population_config", "expand_preset", "KINDS",
            "MISSING_MARKERS", "MISSING_POLICIES", "TabularData", "data_fingerprint"]
+
+#: Names re-exported from the modules that define them, imported on first use: the ``simstudy``
+#: command checks population configs before its workers start, and these modules import numba
+#: and pandas (about a second), which the checks do not need.
+_LAZY = {name: "simstudy.populations.synthetic" for name in ("GaussianFoldsPopulation", "LogisticPopulation")}
+_LAZY.update({name: "simstudy.populations.tabular" for name in (
+    "MISSING_MARKERS", "TabularData", "TabularPopulation", "binarize", "data_fingerprint", "load_covtype",
+    "load_openml", "load_table_file")})
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'simstudy.populations' has no attribute {name!r}")
+
 
 #: Methods every population defines (residual populations: ``residual_blocks`` instead of ``sample``).
 REQUIRED_METHODS = ("sample", "seed_params")

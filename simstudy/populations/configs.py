@@ -21,6 +21,9 @@ __all__ = ["LogisticPopulationConfig", "GaussianFoldsPopulationConfig", "Tabular
 TASKS = ("classification", "regression")
 
 
+#: Values of ``population.missing``: refuse missing features, or drop the rows that have one.
+MISSING_POLICIES = ("error", "drop_rows")
+
 @dataclass
 class LabelNoiseFields:
     """Label noise, a transform of any classification population (:mod:`simstudy.populations.noise`)."""

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy.populations.base import Population, Sample
+from simstudy.populations.configs import MISSING_POLICIES
 
 __all__ = ["MISSING_MARKERS", "MISSING_POLICIES", "DataUnavailableError", "TabularData",
            "TabularPopulation", "binarize", "build_tabular_population", "data_fingerprint",
@@ -41,8 +42,6 @@ log = logging.getLogger("simstudy")
 
 #: Cell contents (after stripping blanks) that mean "no value".
 MISSING_MARKERS = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
-#: Values of ``population.missing``: refuse missing features, or drop the rows that have one.
-MISSING_POLICIES = ("error", "drop_rows")
 
 _DELIMITERS = (",", "\t", ";")  # sniffed in this order of preference; else runs of blanks
 _CHUNK = 1 << 20

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List
 
-from simstudy.studies.base import StudyConfig, extent, fail, report, validate_level, validate_sizes
+from simstudy.studies.settings import StudyConfig, extent, fail, report, validate_level, validate_sizes
 
 __all__ = ["CVCLTConfig", "CV_CLT_REGRESSION"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, List
 
-from simstudy.studies.base import StudyConfig, as_list, extent, fail, report
+from simstudy.studies.settings import StudyConfig, as_list, extent, fail, report
 
 __all__ = ["NedelkoFisherConfig"]
 

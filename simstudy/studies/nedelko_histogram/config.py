@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simstudy.studies.base import StudyConfig, fail
+from simstudy.studies.settings import StudyConfig, fail
 
 __all__ = ["NedelkoHistogramConfig"]
 
