@@ -402,7 +402,7 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
             store = None
             if directory is not None and plan.runner.only_replicate is None:
                 store = ShardStore(directory.path / "shards", identity.hash)
-            # while the workers compute, the aggregation's and the report's libraries load in this process
+            # while the workers warm up and compute, the aggregation's and the report's libraries load here
             report = run_phase(phase, plan.runner, store, while_computing=start_prewarm if directory is not None else None)
             records[phase.name] = _ordered_records(report, phase)
             manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])

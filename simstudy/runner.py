@@ -472,10 +472,11 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
     subjects : tuple of str
         The phase's subjects (see :func:`plan_chunks`).
     while_computing : callable, optional
-        Called once, in this process, when the first chunk has finished (the workers are warm and
-        computing): room for work the caller would otherwise do after the run, such as loading
-        the report's libraries, while this process waits for the workers anyway. Not called for
-        in-process runs (it would compete with the computation in the same interpreter).
+        Called once, in this process, just before the chunks are dispatched to worker processes:
+        room for work the caller would otherwise do after the run, such as loading the report's
+        libraries, while this process waits for the workers anyway (their warm-up, then their
+        chunks). Not called for in-process runs (it would compete with the computation in the
+        same interpreter), nor when every chunk is already stored.
     chunk_cost : callable, optional
         A chunk's relative cost (e.g. replicates x sample size). The costliest chunks are then
         dispatched first (longest processing time first), so that the run ends on short chunks
@@ -511,7 +512,8 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         n_jobs = workers
         stream = (_dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) if backend == "dask"
                   else _joblib_outputs(fn, chunks, n_jobs, backend, on_error))
-        idle_hook = while_computing if backend == "dask" or (backend == "loky" and n_jobs > 1) else None
+        if while_computing is not None and (backend == "dask" or (backend == "loky" and n_jobs > 1)):
+            while_computing()  # before the first chunk: runs while the workers finish warming up and compute
         with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
                   smoothing=0.05, dynamic_ncols=True) as bar:
             logged = _LogProgress(total, desc, enabled=progress and bar.disable)
@@ -528,9 +530,6 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                     failed += out.failed_replicates
                     bar.update(out.chunk.size)
                     logged.update(out.chunk.size)
-                    if idle_hook is not None:
-                        idle_hook()
-                        idle_hook = None
                     if done >= min_replicates_for_abort and failed > max_failure_rate * done and out.failed_replicates:
                         hint = describe_failure(out) if describe_failure else out.error
                         raise FailureRateExceeded(

@@ -77,8 +77,8 @@ def _chunk_id(chunk):
 @pytest.mark.parametrize("n_jobs, backend, expected", [(2, "loky", 1), (1, "loky", 0), (2, "sequential", 0),
                                                        (2, "threading", 0)])
 def test_while_computing_runs_once_when_the_workers_compute(n_jobs, backend, expected):
-    """The hook runs once, in this process, after the first chunk; never for a run in this
-    process (it would compete with the computation)."""
+    """The hook runs once, in this process, before the chunks are dispatched; never for a run
+    in this process (it would compete with the computation)."""
     calls = []
     report = run_chunks(_chunk_id, [12], chunk_size=2, n_jobs=n_jobs, backend=backend, progress=False,
                         while_computing=lambda: calls.append(os.getpid()))

@@ -4,9 +4,9 @@ A run's files end with its aggregation and figures: the aggregation's p-values a
 need ``scipy.stats`` (about a second to import on the 2-core machine of ``results/benchmarks``
 when scikit-learn has not already imported it), the figures matplotlib (its import, the Agg
 renderer and the first font loaded: about half a second), all paid after the last chunk, on the
-critical path.
-While worker processes compute the chunks, the main process mostly waits for them, so
-:func:`start_prewarm` does that work in a background thread (the imports, then one tiny figure
+critical path. While the worker processes finish their warm-up and compute the chunks, the
+main process mostly waits for them, so :func:`start_prewarm` (called just before the chunks are
+dispatched) does that work in a background thread (the imports, then one tiny figure
 drawn into memory). :func:`wait_for_prewarm` joins it: called before the main thread draws any
 figure, so that matplotlib is never used from two threads at once. Nothing here changes a
 figure or a number; a failure is logged at debug level and the report then loads the libraries
