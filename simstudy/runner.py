@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import time
 import warnings
@@ -384,23 +385,35 @@ def _dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) -> Iterator[C
             quiet.setLevel(level)
 
 
+def _eta(elapsed: float, work_done: float, total_work: float) -> float:
+    """Seconds left if the rest of the work goes at the pace so far (work: the chunks' costs, so
+    that a run dispatching its costliest chunks first is not judged by their pace alone)."""
+    return elapsed * (total_work - work_done) / work_done if work_done > 0 else float("inf")
+
+
+#: The terminal bar: replicates done, and the ETA from the chunks' costs (:func:`_eta`).
+_BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}, {rate_fmt}{postfix}]"
+
+
 class _LogProgress:
     """Progress lines in the log for runs not attached to a terminal (every 10% or 60 s)."""
 
-    def __init__(self, total: int, desc: str, enabled: bool):
+    def __init__(self, total: int, desc: str, enabled: bool, total_work: float | None = None):
         self.total, self.desc, self.enabled = total, desc, enabled
-        self.done = 0
+        self.total_work = float(total if total_work is None else total_work)
+        self.done, self.work_done = 0, 0.0
         self.start = self.last = time.perf_counter()
         self.next_fraction = 0.1
 
-    def update(self, k: int) -> None:
+    def update(self, k: int, work: float | None = None) -> None:
         self.done += k
+        self.work_done += k if work is None else work
         now = time.perf_counter()
         if not self.enabled or self.total == 0:
             return
         if self.done / self.total >= self.next_fraction or now - self.last >= 60 or self.done == self.total:
             rate = self.done / max(now - self.start, 1e-9)
-            eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+            eta = _eta(now - self.start, self.work_done, self.total_work)
             log.info("%s: %d/%d (%.0f%%), %.1f rep/s, ETA %.0f s", self.desc, self.done, self.total,
                      100 * self.done / self.total, rate, eta)
             self.last = now
@@ -514,9 +527,11 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                   else _joblib_outputs(fn, chunks, n_jobs, backend, on_error))
         if while_computing is not None and (backend == "dask" or (backend == "loky" and n_jobs > 1)):
             while_computing()  # before the first chunk: runs while the workers finish warming up and compute
+        work = chunk_cost if chunk_cost is not None else (lambda c: c.size)
+        total_work = float(sum(work(c) for c in chunks))
         with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
-                  smoothing=0.05, dynamic_ncols=True) as bar:
-            logged = _LogProgress(total, desc, enabled=progress and bar.disable)
+                  smoothing=0.05, dynamic_ncols=True, bar_format=_BAR_FORMAT) as bar:
+            logged = _LogProgress(total, desc, enabled=progress and bar.disable, total_work=total_work)
             try:
                 for out in stream:
                     if out.error:
@@ -528,8 +543,11 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                             entries.append(store.save(phase, keys[out.chunk.condition], out))
                     done += out.chunk.size
                     failed += out.failed_replicates
+                    logged.update(out.chunk.size, work(out.chunk))
+                    eta = _eta(time.perf_counter() - logged.start, logged.work_done, logged.total_work)
+                    if math.isfinite(eta):
+                        bar.set_postfix_str(f"ETA {tqdm.format_interval(eta)}", refresh=False)
                     bar.update(out.chunk.size)
-                    logged.update(out.chunk.size)
                     if done >= min_replicates_for_abort and failed > max_failure_rate * done and out.failed_replicates:
                         hint = describe_failure(out) if describe_failure else out.error
                         raise FailureRateExceeded(

@@ -156,3 +156,20 @@ def test_chunk_cost_of_a_phase_is_replicates_times_sample_size():
     assert cost(Chunk(0, 0, 250)) == 5000 and cost(Chunk(1, 0, 100)) == 200_000
     assert _chunk_cost(SimpleNamespace(conditions=[SimpleNamespace(n=20), SimpleNamespace(k=3)])) is None
     assert _chunk_cost(SimpleNamespace(conditions=[])) is None
+
+
+def test_progress_eta_comes_from_the_chunks_costs(caplog):
+    """With the costliest chunks first, the ETA weighs the work done by cost, not by replicates."""
+    import logging
+
+    from simstudy.runner import _LogProgress
+
+    caplog.set_level(logging.INFO, logger="simstudy")
+    progress = _LogProgress(total=10, desc="run", enabled=True, total_work=100.0)
+    progress.start -= 8.0                          # 8 s in: 2 of 10 replicates, but 80% of the work
+    progress.update(2, work=80.0)
+    assert "2/10 (20%)" in caplog.text and "ETA 2 s" in caplog.text
+    plain = _LogProgress(total=10, desc="plain", enabled=True)
+    plain.start -= 8.0
+    plain.update(2)                                # no costs: replicates are the work
+    assert "ETA 32 s" in caplog.text
