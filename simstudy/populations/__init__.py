@@ -7,9 +7,8 @@ checked against the protocol (:func:`check_population`) before any work starts.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 import importlib
+from typing import Any, Mapping
 
 from simstudy.errors import ConfigError, DataUnavailableError
 from simstudy.populations.base import Population, ResidualPopulation, Sample
