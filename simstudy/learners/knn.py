@@ -332,7 +332,7 @@ class PopulationKNN:
                              out, short)
         which = np.flatnonzero(short)
         if which.size:
-            walks.brute_force(which, queries, self.X, np.ascontiguousarray(self.X[urows]), ucounts, uy, self.k,
+            walks.brute_force(which, queries, self.X, np.ascontiguousarray(self.X[urows].T), ucounts, uy, self.k,
                               self.n_classes, out)
         return out
 

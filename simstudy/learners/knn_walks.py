@@ -251,12 +251,25 @@ def _nearest(d, m, width, best_d, best_i):
     return filled
 
 
+@numba.njit(inline="always", cache=True)
+def _distances_to(X, q, XuT, d):
+    """d[u] = squared distance of X[q] to training row u (``XuT`` (p, n_u): the rows as columns),
+    summed feature by feature from 0.0 exactly as :func:`_distance` sums it, one feature at a time
+    for all rows (independent sums: the loop over rows vectorises; the bits are the same)."""
+    d[:] = 0.0
+    for f in range(XuT.shape[0]):
+        x = X[q, f]
+        for u in range(XuT.shape[1]):
+            t = x - XuT[f, u]
+            d[u] += t * t
+
+
 @numba.njit(cache=True)
-def brute_force(which, queries, X, Xu, ucounts, uy, k, n_classes, out):
-    """Redo ``out[:, i]`` for i in ``which`` by brute force: the training rows (``Xu`` (n_u, p),
-    ascending population rows) in the order (distance to ``X[queries[i]]``, row), distances
-    summed as the lists were built."""
-    nu = Xu.shape[0]
+def brute_force(which, queries, X, XuT, ucounts, uy, k, n_classes, out):
+    """Redo ``out[:, i]`` for i in ``which`` by brute force: the training rows (``XuT`` (p, n_u),
+    the features of the union's rows, ascending population rows, as columns) in the order
+    (distance to ``X[queries[i]]``, row), distances summed as the lists were built."""
+    nu = XuT.shape[1]
     M = ucounts.shape[1]
     d = np.empty(nu)
     width = min(nu, BUFFER)
@@ -264,9 +277,7 @@ def brute_force(which, queries, X, Xu, ucounts, uy, k, n_classes, out):
     votes = np.zeros((n_classes, M), np.int32)
     need = np.empty(M, np.int32)
     for i in which:
-        q = queries[i]
-        for u in range(nu):
-            d[u] = _distance(X, q, Xu, u)
+        _distances_to(X, queries[i], XuT, d)
         filled = _nearest(d, nu, width, best_d, best_u)
         remaining = _start(votes, need, k)
         for s in range(filled):
