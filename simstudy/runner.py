@@ -306,10 +306,15 @@ def _timed(fn: Callable[[Chunk], Any], chunk: Chunk, on_error: str = "record") -
     return ChunkOutput(chunk, records, time.perf_counter() - wall, time.process_time() - cpu, error, counts)
 
 
-def _joblib_outputs(fn, chunks, n_jobs, backend, on_error) -> Iterator[ChunkOutput]:
+def _joblib_outputs(fn, chunks, n_jobs, backend, on_error,
+                    on_ready: Callable[[], None] | None = None) -> Iterator[ChunkOutput]:
+    """The chunks' outputs as they finish; ``on_ready`` is called once the workers are free to
+    compute (after a warm-up started by the CLI)."""
     if backend == "sequential":
         n_jobs, backend = 1, "loky"
     wait_for_workers()  # a warm-up started by the CLI uses the same executor: never both at once
+    if on_ready is not None:
+        on_ready()
     parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
     yield from parallel(delayed(_timed)(fn, c, on_error) for c in chunks)
 
@@ -396,7 +401,12 @@ _BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed},
 
 
 class _LogProgress:
-    """Progress lines in the log for runs not attached to a terminal (every 10% or 60 s)."""
+    """The pace of a run, for the ETA, and progress lines in the log for runs not attached to a
+    terminal (every 10% or 60 s).
+
+    The pace is measured from :meth:`restart_clock` (the workers ready) when it is called: a
+    warm-up of the workers before the first chunk would otherwise count as computing time, and
+    the first ETA of a short run would come out several times too long."""
 
     def __init__(self, total: int, desc: str, enabled: bool, total_work: float | None = None):
         self.total, self.desc, self.enabled = total, desc, enabled
@@ -404,6 +414,14 @@ class _LogProgress:
         self.done, self.work_done = 0, 0.0
         self.start = self.last = time.perf_counter()
         self.next_fraction = 0.1
+
+    def restart_clock(self) -> None:
+        """Measure the pace from now on (the workers are ready; nothing is done yet)."""
+        self.start = self.last = time.perf_counter()
+
+    def eta(self) -> float:
+        """Seconds left at the pace so far (:func:`_eta`)."""
+        return _eta(time.perf_counter() - self.start, self.work_done, self.total_work)
 
     def update(self, k: int, work: float | None = None) -> None:
         self.done += k
@@ -413,7 +431,7 @@ class _LogProgress:
             return
         if self.done / self.total >= self.next_fraction or now - self.last >= 60 or self.done == self.total:
             rate = self.done / max(now - self.start, 1e-9)
-            eta = _eta(now - self.start, self.work_done, self.total_work)
+            eta = self.eta()
             log.info("%s: %d/%d (%.0f%%), %.1f rep/s, ETA %.0f s", self.desc, self.done, self.total,
                      100 * self.done / self.total, rate, eta)
             self.last = now
@@ -523,15 +541,15 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         workers = worker_count(n_jobs, len(chunks))
         _note_workers(n_jobs, workers, len(chunks), desc, remote=backend == "dask" and bool(scheduler_address))
         n_jobs = workers
+        work = chunk_cost if chunk_cost is not None else (lambda c: c.size)
+        logged = _LogProgress(total, desc, enabled=False, total_work=float(sum(work(c) for c in chunks)))
         stream = (_dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) if backend == "dask"
-                  else _joblib_outputs(fn, chunks, n_jobs, backend, on_error))
+                  else _joblib_outputs(fn, chunks, n_jobs, backend, on_error, on_ready=logged.restart_clock))
         if while_computing is not None and (backend == "dask" or (backend == "loky" and n_jobs > 1)):
             while_computing()  # before the first chunk: runs while the workers finish warming up and compute
-        work = chunk_cost if chunk_cost is not None else (lambda c: c.size)
-        total_work = float(sum(work(c) for c in chunks))
         with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
                   smoothing=0.05, dynamic_ncols=True, bar_format=_BAR_FORMAT) as bar:
-            logged = _LogProgress(total, desc, enabled=progress and bar.disable, total_work=total_work)
+            logged.enabled = progress and bar.disable
             try:
                 for out in stream:
                     if out.error:
@@ -544,7 +562,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                     done += out.chunk.size
                     failed += out.failed_replicates
                     logged.update(out.chunk.size, work(out.chunk))
-                    eta = _eta(time.perf_counter() - logged.start, logged.work_done, logged.total_work)
+                    eta = logged.eta()
                     if math.isfinite(eta):
                         bar.set_postfix_str(f"ETA {tqdm.format_interval(eta)}", refresh=False)
                     bar.update(out.chunk.size)

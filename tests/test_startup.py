@@ -173,3 +173,22 @@ def test_progress_eta_comes_from_the_chunks_costs(caplog):
     plain.start -= 8.0
     plain.update(2)                                # no costs: replicates are the work
     assert "ETA 32 s" in caplog.text
+
+
+def test_progress_pace_starts_when_the_workers_are_ready(caplog):
+    """A warm-up of the workers before the first chunk does not count as computing time: the
+    runner restarts the ETA's clock once the workers are free (``on_ready``)."""
+    import logging
+
+    from simstudy.runner import Chunk, _joblib_outputs, _LogProgress
+
+    caplog.set_level(logging.INFO, logger="simstudy")
+    progress = _LogProgress(total=10, desc="warm", enabled=True, total_work=100.0)
+    progress.start -= 30.0                         # 30 s of warm-up before the workers were ready ...
+    chunks = [Chunk(0, 0, 2)]
+    outputs = list(_joblib_outputs(lambda c: c.size, chunks, 1, "sequential", "raise",
+                                   on_ready=progress.restart_clock))
+    assert [o.records for o in outputs] == [2]
+    progress.start -= 8.0                          # ... then 8 s computing 80% of the work
+    progress.update(2, work=80.0)
+    assert "ETA 2 s" in caplog.text
