@@ -1,9 +1,19 @@
-"""The vectorised exp and log1p of the logistic kernel against the C library's (NumPy's)."""
+"""The vectorised exp and log1p of the logistic kernel against the C library's.
+
+The reference is the C library's scalar ``exp`` and ``log1p`` (through :mod:`math`), not NumPy's
+ufuncs: NumPy dispatches those by CPU (on a machine with AVX-512 its ``log1p`` differs from the C
+library's in the last bit for 5.4% of the arguments below, against 0.2% for ours), so they would
+make the test depend on the machine."""
 import math
 
 import numpy as np
 
 from simstudy.learners.simd_math import exp_neg_abs, log1p_unit
+
+
+def _libm(function, x):
+    """``function`` (math.exp, math.log1p: the C library's) at every entry of x."""
+    return np.fromiter((function(v) for v in x.tolist()), np.float64, x.size)
 
 
 def _ulps(ours, ref):
@@ -29,9 +39,9 @@ def test_exp_within_one_ulp_of_the_c_library():
     rng = np.random.default_rng(0)
     z = np.concatenate([rng.normal(0, 5, 10**6), rng.uniform(-760, 760, 10**6),
                         np.linspace(-745.5, 745.5, 10**6)])
-    ours, ref = _exp(z), np.exp(-np.abs(z))
+    ours, ref = _exp(z), _libm(math.exp, -np.abs(z))
     assert _ulps(ours, ref).max() <= 1.0
-    assert (ours != ref).mean() < 0.1      # about 6% differ in the last bit
+    assert (ours != ref).mean() < 0.1      # about 6% differ in the last bit (5.9% here)
 
 
 def test_exp_special_arguments():
@@ -50,9 +60,9 @@ def test_log1p_within_one_ulp_on_the_unit_interval():
     root = math.sqrt(2.0) - 1.0            # where 1 + x crosses sqrt(2): k = 0 -> 1
     x = np.concatenate([rng.random(10**6), np.exp(-rng.uniform(0, 745, 10**6)), np.linspace(0, 1, 10**6),
                         [0.0, 5e-324, 1e-300, 1e-17, 1.0, root, np.nextafter(root, 0), np.nextafter(root, 1)]])
-    ours, ref = _log1p(x), np.log1p(x)
+    ours, ref = _log1p(x), _libm(math.log1p, x)
     assert _ulps(ours, ref).max() <= 1.0
-    assert (ours != ref).mean() < 0.01     # about 0.2% differ in the last bit
+    assert (ours != ref).mean() < 0.01     # about 0.2% differ in the last bit (0.17% here)
     assert _log1p(np.array([0.0]))[0] == 0.0
     assert abs(_log1p(np.array([1.0]))[0] - math.log(2.0)) <= math.ulp(math.log(2.0))
 
