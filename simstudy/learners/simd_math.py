@@ -16,9 +16,10 @@ half of a Newton step. The two functions below do the same in plain arithmetic:
   s = f / (2 + f) and the same minimax polynomial R(s^2) (constants Lp1..Lp7), written without
   branches (both sides computed, one selected).
 
-Accuracy (``tests/test_simd_math.py``, against NumPy's ``np.exp`` and ``np.log1p``, i.e. the C
-library): at most 1 unit in the last place on 3 million arguments; exp differs from the C
-library's in the last bit for about 6% of arguments, log1p for about 0.2%. The results are
+Accuracy (``tests/test_simd_math.py``, against the C library's ``exp`` and ``log1p`` through
+Python's ``math``; NumPy's own ufuncs are not the C library's on CPUs with AVX-512): at most 1 unit
+in the last place on 3 million arguments; exp differs from the C library's in the last bit for
+about 6% of arguments, log1p for about 0.2%. The results are
 therefore not the C library's bit for bit; the logistic kernel's fits move by rounding (about
 1e-15 relative) and stay within rounding of scikit-learn's (its tests).
 

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from simstudy import libm
 from simstudy.inference.error_functions import ERROR_FUNCTIONS
 from simstudy.learners.histogram import (
     compositions, empirical_risk, kfold_error_distribution, kfold_loss_distribution, loo_estimate, misclassified_types,
@@ -72,12 +73,12 @@ def simplex_grid(dimension: int, steps: int) -> np.ndarray:
 
 def sample_probabilities(tables: SampleTables, p: np.ndarray) -> np.ndarray:
     """Multinomial probabilities of every count vector under each distribution p (G, T) -> (G, S)."""
-    with np.errstate(divide="ignore"):
-        logp = np.log(p)
+    # the C library's log and exp: the same bits on every CPU (NumPy's differ on AVX-512 ones)
+    logp = libm.log(p)
     # 0 * log 0 = 0: a type of probability 0 contributes only when its count is 0
     with np.errstate(invalid="ignore"):
         term = np.where(tables.counts[None, :, :] == 0, 0.0, tables.counts[None, :, :] * logp[:, None, :])
-    return np.exp(tables.log_coef[None, :] + term.sum(axis=-1))
+    return libm.exp(tables.log_coef[None, :] + term.sum(axis=-1))
 
 
 def exact_expectations(tables: SampleTables, p: np.ndarray) -> pd.DataFrame:
