@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
 from scipy import stats
+
+from machine import machine
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -163,7 +164,7 @@ def main(argv=None) -> None:
         rec = {name: records(population, learner, n, R, args.n_jobs, args.seed) for name, learner in learners.items()}
         result = {"n": n, "replicates": R, "seed": args.seed, **compare(rec),
                   **speed(population, n, max(1, args.speed_replicates * 400 // max(n, 400)), args.repeats),
-                  "host": platform.node(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+                  **machine(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
                   "load_average": list(np.round(__import__("os").getloadavg(), 2))}
         with open(args.output, "a") as fh:
             fh.write(json.dumps(result, default=float) + "\n")

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
+
+from machine import machine
 
 
 def compare(script: str, measure: Callable[[], Any], json_args: list[str], against: str | None,
@@ -33,7 +34,7 @@ def compare(script: str, measure: Callable[[], Any], json_args: list[str], again
     with open(output, "a") as fh:
         for tag, (checkout, load, numbers) in results.items():
             fh.write(json.dumps({"checkout": checkout, "load_average": load, "replicates": replicates,
-                                 "ms_cpu_per_replicate": numbers, "host": platform.node(),
+                                 "ms_cpu_per_replicate": numbers, **machine(),
                                  "date": time.strftime("%Y-%m-%d %H:%M:%S")}) + "\n")
     print(f"CPU ms per replicate (mean of {replicates}); load average at start: "
           + ", ".join(f"{tag} {load:.1f}" for tag, (_, load, _) in results.items()))

@@ -34,6 +34,8 @@ from typing import Callable
 import numpy as np
 from joblib import Parallel, delayed
 
+from machine import machine
+
 ROOT = Path(__file__).resolve().parents[1]
 LETTER = ROOT.parent / "shared" / "data" / "letter-recognition.data"
 
@@ -261,7 +263,7 @@ def main(argv=None):
         record = {
             "workload": name, "description": w.description, "replicates": w.replicates, "n_jobs": args.n_jobs,
             "repeats": args.repeats, "simstudy_s": times["simstudy"], "median_simstudy_s": statistics.median(
-                times["simstudy"]), "checksums": sums, "details": details, "host": platform.node(),
+                times["simstudy"]), "checksums": sums, "details": details, **machine(),
             "python": platform.python_version(), "commit": _commit(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             "load_average_before": list(load_before), "load_average_after": list(os.getloadavg()),
         }

@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import machine
+
 ROOT = Path(__file__).resolve().parents[1]
 LETTER = ROOT.parent / "shared" / "data" / "letter-recognition.data"
 
@@ -81,7 +83,7 @@ def main(argv=None):
                "first_result_s": [r["first_result_s"] for r in runs], "total_s": [r["total_s"] for r in runs],
                "median_first_result_s": statistics.median(r["first_result_s"] for r in runs),
                "median_total_s": statistics.median(r["total_s"] for r in runs),
-               "host": platform.node(), "python": platform.python_version(),
+               **machine(), "python": platform.python_version(),
                "date": time.strftime("%Y-%m-%d %H:%M:%S")}
         rows.append(row)
         print(f"{name:45s} first result {row['median_first_result_s']:5.2f} s   total {row['median_total_s']:5.2f} s")
