@@ -18,7 +18,7 @@ from simstudy.errors import ConfigError
 
 __all__ = ["ConfigError", "Config", "RunnerConfig", "register_configs", "validate_runner", "to_container"]
 
-BACKENDS = ("loky", "threading", "sequential", "dask")
+BACKENDS = ("auto", "loky", "fork", "threading", "sequential", "dask")  # as simstudy.runner.BACKENDS
 ON_ERROR = ("record", "raise")
 
 
@@ -30,8 +30,9 @@ class RunnerConfig:
     n_jobs: int = -1
     #: Replicates per chunk (one task, one shard).
     chunk_size: int = 250
-    #: "loky" (processes), "threading", "sequential" or "dask" (dask.distributed).
-    backend: str = "loky"
+    #: "auto" (fork where safe, else loky), "loky" or "fork" (processes), "threading", "sequential"
+    #: or "dask" (dask.distributed).
+    backend: str = "auto"
     #: Show a progress bar on a terminal (log lines every 10% otherwise).
     progress: bool = True
     #: "record" a failing replicate and go on, or "raise" at the first failure.
@@ -83,6 +84,12 @@ def validate_runner(runner: RunnerConfig) -> None:
                           "e.g. 0.2.")
     if r.only_replicate is not None and (not _is_int(r.only_replicate) or r.only_replicate < 0):
         raise ConfigError(f"runner.only_replicate={r.only_replicate!r} is invalid: use a replicate index >= 0.")
+    if r.backend == "fork":
+        from simstudy.forkpool import fork_available
+
+        if not fork_available():
+            raise ConfigError(f"runner.backend={r.backend!r} is invalid here: forking worker processes is supported on "
+                              "Linux only. Use runner.backend=auto or loky.")
     if r.backend == "dask":
         try:
             import distributed  # noqa: F401
@@ -112,7 +119,7 @@ def register_configs() -> None:
         cs.store(group="population", name=name, node=_node(entry.load_config()))
     for name, entry in LEARNERS.items():
         cs.store(group="learner", name=name, node=_node(entry.load_config()))
-    for name, backend, n_jobs in (("default", "loky", -1), ("threading", "threading", -1),
+    for name, backend, n_jobs in (("default", "auto", -1), ("loky", "loky", -1), ("fork", "fork", -1), ("threading", "threading", -1),
                                   ("sequential", "sequential", 1), ("dask", "dask", -1)):
         cs.store(group="runner", name=name, node=RunnerConfig(backend=backend, n_jobs=n_jobs))
 

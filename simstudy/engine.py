@@ -336,7 +336,7 @@ def _phase_manifest(phase: Phase, report: RunReport, records: pd.DataFrame) -> d
                   for i, (c, R) in enumerate(zip(phase.conditions, phase.replicates))]
     return {"shards": report.shards, "resumed_chunks": report.resumed_chunks,
             "computed_chunks": report.computed_chunks, "chunk_errors": report.chunk_errors,
-            "warnings": report.warnings, "conditions": conditions}
+            "warnings": report.warnings, "backend": report.backend, "conditions": conditions}
 
 
 def _failures(records: pd.DataFrame) -> pd.DataFrame:
@@ -357,7 +357,7 @@ def _manifest(study: Study, plan: RunPlan, identity: RunIdentity, phases: dict[s
         "command": plan.runner.command, "overrides": list(plan.overrides),
         "runner": {k: v for k, v in dataclasses.asdict(plan.runner).items() if k != "command"},
         **{k: main.get(k) for k in ("shards", "resumed_chunks", "computed_chunks", "chunk_errors", "warnings",
-                                    "conditions")},
+                                    "backend", "conditions")},
         "phases": {name: m for name, m in phases.items() if name != study.main_phase},
         **study.manifest(records),
         "replicates_total": int(len(records[study.main_phase])), "replicates_failed": int(len(failures)),

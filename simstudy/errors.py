@@ -29,6 +29,11 @@ class FailureRateExceeded(UserError, RuntimeError):
     """Too many replicates failed; the message shows one failure and how to reproduce it."""
 
 
+class WorkerLost(UserError, RuntimeError):
+    """A worker process died while it computed a chunk (killed for memory, a crash in compiled
+    code); the message says which chunk and how to resume."""
+
+
 class ReplicateFailed(UserError, RuntimeError):
     """A replicate raised with ``runner.on_error=raise``: names the study, condition and replicate.
 

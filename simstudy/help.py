@@ -51,7 +51,8 @@ def help_text() -> str:
     """The full help page, built from the registries and the experiment presets."""
     from simstudy.registry import LEARNERS, LOSSES, POPULATIONS, STUDIES
 
-    runner = [("default", "loky worker processes (runner.n_jobs, runner.chunk_size, ...)"),
+    runner = [("default", "worker processes: forked (Linux), else loky (runner.n_jobs, runner.chunk_size, ...)"),
+              ("fork", "worker processes forked from the command (Linux)"), ("loky", "loky worker processes"),
               ("threading", "threads"), ("sequential", "one process"), ("dask", "dask.distributed cluster")]
     parts = [
         _INTRO,

@@ -33,9 +33,10 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 from joblib import Parallel, delayed
-from tqdm.auto import tqdm
+from tqdm.auto import tqdm as _tqdm
 
-from simstudy.errors import FailureRateExceeded
+from simstudy import forkpool
+from simstudy.errors import FailureRateExceeded, WorkerLost
 from simstudy.warmup import ignore_interrupts_in_worker, wait_for_workers
 
 __all__ = ["Chunk", "ChunkOutput", "FailureRateExceeded", "ShardStore", "plan_chunks", "run_chunks",
@@ -43,7 +44,7 @@ __all__ = ["Chunk", "ChunkOutput", "FailureRateExceeded", "ShardStore", "plan_ch
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("loky", "threading", "sequential", "dask")
+BACKENDS = ("auto", "loky", "fork", "threading", "sequential", "dask")  # as simstudy.config.BACKENDS
 
 
 @dataclass(frozen=True, order=True)
@@ -306,17 +307,53 @@ def _timed(fn: Callable[[Chunk], Any], chunk: Chunk, on_error: str = "record") -
     return ChunkOutput(chunk, records, time.perf_counter() - wall, time.process_time() - cpu, error, counts)
 
 
+def _timed_chunk(chunk: Chunk, fn: Callable[[Chunk], Any], on_error: str) -> ChunkOutput:
+    return _timed(fn, chunk, on_error)
+
+
+def _lost(message: str) -> WorkerLost:
+    return WorkerLost(f"{message}. The chunks finished before are kept; run the same command again to resume. If "
+                      "the system killed the worker for lack of memory, use fewer workers (runner.n_jobs) or smaller "
+                      "chunks (runner.chunk_size).")
+
+
+def _describe_chunk(chunk: Chunk) -> str:
+    return f"replicates {chunk.start}-{chunk.stop - 1} of condition {chunk.condition}"
+
+
 def _joblib_outputs(fn, chunks, n_jobs, backend, on_error,
                     on_ready: Callable[[], None] | None = None) -> Iterator[ChunkOutput]:
     """The chunks' outputs as they finish; ``on_ready`` is called once the workers are free to
     compute (after a warm-up started by the CLI)."""
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
     if backend == "sequential":
         n_jobs, backend = 1, "loky"
     wait_for_workers()  # a warm-up started by the CLI uses the same executor: never both at once
     if on_ready is not None:
         on_ready()
     parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
-    yield from parallel(delayed(_timed)(fn, c, on_error) for c in chunks)
+    try:
+        yield from parallel(delayed(_timed)(fn, c, on_error) for c in chunks)
+    except TerminatedWorkerError as exc:
+        raise _lost(f"a worker process died while computing one of the chunks ({' '.join(str(exc).split())[:300]})"
+                    ) from None
+
+
+def _fork_outputs(pool, fn, chunks, on_error, on_ready: Callable[[], None] | None = None) -> Iterator[ChunkOutput]:
+    """The chunks' outputs as they finish, from a :class:`simstudy.forkpool.ForkPool` (``None``:
+    one worker, in this process, as joblib runs ``n_jobs=1``)."""
+    wait_for_workers()  # a warm-up started by the CLI runs in the same pool: its workers are ready
+    if on_ready is not None:
+        on_ready()
+    if pool is None:
+        for chunk in chunks:
+            yield _timed(fn, chunk, on_error)
+        return
+    try:
+        yield from pool.results(_timed_chunk, chunks, fn, on_error, describe=_describe_chunk)
+    except WorkerLost as exc:
+        raise _lost(str(exc)) from None
 
 
 def _log_file() -> str | None:
@@ -397,6 +434,13 @@ def _eta(elapsed: float, work_done: float, total_work: float) -> float:
 
 
 #: The terminal bar: replicates done, and the ETA from the chunks' costs (:func:`_eta`).
+class tqdm(_tqdm):
+    """tqdm without its monitor thread (a chunk updates the bar anyway): a process that runs one
+    thread may fork its next workers (:func:`simstudy.forkpool.safe_to_fork`)."""
+
+    monitor_interval = 0
+
+
 _BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}, {rate_fmt}{postfix}]"
 
 
@@ -448,6 +492,8 @@ class RunReport:
     resumed_chunks: int
     computed_chunks: int
     chunk_errors: list[dict[str, Any]]
+    #: The backend the chunks ran on (``auto`` resolved: ``fork`` or ``loky``).
+    backend: str = ""
 
     @property
     def warnings(self) -> dict[str, int]:
@@ -464,7 +510,7 @@ class RunReport:
 
 
 def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[int], *, chunk_size: int = 250,
-               n_jobs: int = -1, backend: str = "loky", progress: bool = True, desc: str = "replicates",
+               n_jobs: int = -1, backend: str = "auto", progress: bool = True, desc: str = "replicates",
                store: ShardStore | None = None, phase: str = "replicates", on_error: str = "record",
                max_failure_rate: float = 1.0, min_replicates_for_abort: int = 50,
                replicate_range: tuple[int, int] | None = None, scheduler_address: str | None = None,
@@ -481,7 +527,9 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         must be picklable for process backends.
     replicates_per_condition : sequence of int
     chunk_size, n_jobs : int
-    backend : {"loky", "threading", "sequential", "dask"}
+    backend : {"auto", "loky", "fork", "threading", "sequential", "dask"}
+        ``auto``: ``fork`` where :func:`simstudy.forkpool.safe_to_fork` (Linux, one thread), else
+        ``loky`` (see :mod:`simstudy.forkpool`).
     progress : bool
         A tqdm bar (done / total, rate, ETA) on a terminal, else a log line every 10%.
     store : ShardStore, optional
@@ -537,15 +585,22 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
     for o in loaded:
         done += o.chunk.size
         failed += o.failed_replicates
+    backend = forkpool.resolve_backend(backend, worker_count(n_jobs, max(len(chunks), 1)))
     if chunks:
         workers = worker_count(n_jobs, len(chunks))
         _note_workers(n_jobs, workers, len(chunks), desc, remote=backend == "dask" and bool(scheduler_address))
         n_jobs = workers
         work = chunk_cost if chunk_cost is not None else (lambda c: c.size)
         logged = _LogProgress(total, desc, enabled=False, total_work=float(sum(work(c) for c in chunks)))
-        stream = (_dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address) if backend == "dask"
-                  else _joblib_outputs(fn, chunks, n_jobs, backend, on_error, on_ready=logged.restart_clock))
-        if while_computing is not None and (backend == "dask" or (backend == "loky" and n_jobs > 1)):
+        if backend == "dask":
+            stream = _dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address)
+        elif backend == "fork":
+            # the pool is forked here, before this process starts any thread of its own (report, progress bar)
+            pool = forkpool.get_pool(n_jobs) if n_jobs > 1 else None
+            stream = _fork_outputs(pool, fn, chunks, on_error, on_ready=logged.restart_clock)
+        else:
+            stream = _joblib_outputs(fn, chunks, n_jobs, backend, on_error, on_ready=logged.restart_clock)
+        if while_computing is not None and (backend == "dask" or (backend in ("loky", "fork") and n_jobs > 1)):
             while_computing()  # before the first chunk: runs while the workers finish warming up and compute
         with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
                   smoothing=0.05, dynamic_ncols=True, bar_format=_BAR_FORMAT) as bar:
@@ -579,4 +634,4 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
     outputs.sort(key=lambda o: o.chunk)
     order = {key: i for i, key in enumerate(keys)}
     entries.sort(key=lambda e: (order[e["condition_key"]], e["start"], e["subjects"]))
-    return RunReport(outputs, entries, len(loaded), len(chunks), chunk_errors)
+    return RunReport(outputs, entries, len(loaded), len(chunks), chunk_errors, backend)

@@ -1,18 +1,22 @@
 """Start the worker processes while the main process is still setting up.
 
-A run's fixed cost is dominated by imports: the main process imports Hydra, scikit-learn and
-simstudy, then the loky workers import their share and load the compiled numba kernels from
-the cache. :func:`prestart_workers` starts the workers right after the configuration is
-composed, in a background thread, with a task that imports the study's module and calls its
-``warm_up()`` (tiny inputs through the study's kernels), so that both happen at the same time.
-The runner's own ``Parallel`` call then reuses the same loky executor (same ``n_jobs`` and
-settings); :func:`wait_for_workers` is called before it so that the two calls never overlap.
+A run's fixed cost is dominated by imports: the main process imports Hydra, pandas and simstudy,
+then each worker imports its share and loads the compiled numba kernels from the cache.
+:func:`prestart_workers` starts the workers right after the configuration is checked, with a task
+that imports the study's module and calls its ``warm_up()`` (tiny inputs through the study's
+kernels), so that the workers warm up while the main process loads the data. With the ``fork``
+backend (:mod:`simstudy.forkpool`; ``auto`` on Linux) the workers are forked at that moment and
+inherit the main process's imports; with ``loky`` they are fresh interpreters started from a
+background thread. The runner's own call then reuses the same workers (the kept fork pool, or
+loky's reusable executor with the same ``n_jobs``); :func:`wait_for_workers` is called before it
+so that the warm-up and the chunks never overlap.
 """
 from __future__ import annotations
 
 import importlib
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -24,6 +28,8 @@ log = logging.getLogger("simstudy")
 __all__ = ["prestart_workers", "wait_for_workers", "cancel_workers", "kill_workers", "warm_worker"]
 
 _pending: threading.Thread | None = None
+#: A fork warm-up's futures, then its barrier folder (see :func:`prestart_workers`).
+_pending_tasks: list = []
 _worker_pids: list[int] = []
 
 #: Set by the first process that imports this module; worker processes inherit it.
@@ -73,17 +79,26 @@ def warm_worker(target: str, barrier: str | None = None, parties: int = 1, timeo
 
 
 def prestart_workers(n_jobs: int, backend: str, target: str) -> bool:
-    """Start ``n_jobs`` loky workers warming the study ``target`` in a background thread.
+    """Start ``n_jobs`` workers warming the study ``target``; returns whether workers are being started.
 
-    Nothing happens for other backends or ``n_jobs == 1`` (the run is then in-process).
-    Returns whether workers are being started.
+    ``backend="fork"``: the workers are forked now (:mod:`simstudy.forkpool`) and warm up in
+    parallel; ``"loky"``: loky starts them from a background thread. Nothing happens for other
+    backends or ``n_jobs == 1`` (the run is then in-process).
     """
     global _pending
     from joblib import effective_n_jobs
 
     n_workers = effective_n_jobs(n_jobs)
-    if backend != "loky" or n_workers <= 1 or _pending is not None:
+    if backend not in ("loky", "fork") or n_workers <= 1 or _pending is not None or _pending_tasks:
         return False
+    if backend == "fork":
+        from simstudy.forkpool import get_pool
+
+        barrier = tempfile.mkdtemp(prefix="simstudy-warm-")
+        pool = get_pool(n_workers)
+        _pending_tasks.extend(pool.submit(warm_worker, target, barrier, n_workers) for _ in range(n_workers))
+        _pending_tasks.append(barrier)
+        return True
 
     def start() -> None:
         from joblib import Parallel, delayed
@@ -107,16 +122,33 @@ def wait_for_workers() -> list[int]:
     if _pending is not None:
         _pending.join()
         _pending = None
+    if _pending_tasks:
+        *futures, barrier = _pending_tasks
+        _pending_tasks.clear()
+        pids = []
+        for future in futures:
+            try:
+                pids.append(future.result())
+            except Exception as exc:  # the run itself will report real problems
+                log.debug("worker warm-up failed: %s", exc)
+        _worker_pids[:] = pids
+        shutil.rmtree(barrier, ignore_errors=True)
     return list(_worker_pids)
 
 
 def cancel_workers(timeout: float = 10.0) -> None:
     """Stop a warm-up started by :func:`prestart_workers` without waiting for it to finish.
 
-    Used when the run is refused after the workers were started (bad data, say): the loky
-    workers are killed, so the refusal is not delayed by their imports and warm-up.
+    Used when the run is refused after the workers were started (bad data, say): the workers
+    are killed, so the refusal is not delayed by their imports and warm-up.
     """
     global _pending
+    if _pending_tasks:
+        from simstudy.forkpool import kill_pool
+
+        kill_pool()
+        shutil.rmtree(_pending_tasks[-1], ignore_errors=True)
+        _pending_tasks.clear()
     if _pending is None:
         return
     deadline = time.monotonic() + timeout
@@ -131,7 +163,10 @@ def cancel_workers(timeout: float = 10.0) -> None:
 
 
 def kill_workers(wait: bool = True) -> None:
-    """Kill the workers of loky's reusable executor (the run's and the warm-up's), if any."""
+    """Kill the run's workers: loky's reusable executor's and the kept fork pool's, if any."""
+    forkpool = sys.modules.get("simstudy.forkpool")
+    if forkpool is not None:
+        forkpool.kill_pool()
     executor = _reusable_executor()
     if executor is None:
         return

@@ -27,7 +27,7 @@ def worker():
 
 def test_identical_records_for_any_n_jobs_chunking_and_backend(worker):
     ref = _records(worker, 24, n_jobs=1, chunk_size=24, backend="sequential")
-    for n_jobs, chunk, backend in [(2, 5, "loky"), (2, 7, "threading"), (1, 1, "sequential")]:
+    for n_jobs, chunk, backend in [(2, 5, "loky"), (2, 3, "fork"), (2, 7, "threading"), (1, 1, "sequential")]:
         other = _records(worker, 24, n_jobs=n_jobs, chunk_size=chunk, backend=backend)
         pd.testing.assert_frame_equal(ref.drop(columns="fold_means"), other.drop(columns="fold_means"))
         np.testing.assert_array_equal(np.stack(ref.fold_means), np.stack(other.fold_means))

@@ -129,13 +129,13 @@ def test_warnings_are_counted_not_printed(compose_config, tmp_path, capsys):
 
 @pytest.mark.slow
 def test_backends_give_identical_numbers(compose_config, tmp_path):
-    """loky, threading and a real dask LocalCluster (2 workers on loopback) agree exactly."""
+    """loky, fork, threading and a real dask LocalCluster (2 workers on loopback) agree exactly."""
     common = ["study.sizes=[20,40]", "study.replicates=60", "runner.chunk_size=13", "runner.progress=false"]
     results = {}
-    for backend in ("loky", "threading", "dask"):
+    for backend in ("loky", "fork", "threading", "dask"):
         cfg = compose_config(*common, f"runner.backend={backend}", "runner.n_jobs=2")
         results[backend] = run(cfg, tmp_path / backend).records
-    for backend in ("threading", "dask"):
+    for backend in ("fork", "threading", "dask"):
         _assert_same_records(results["loky"], results[backend])
 
 

@@ -1,0 +1,149 @@
+"""Forked worker processes (runner.backend=fork, and auto on Linux): choice, tasks, deaths, Ctrl-C."""
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+from simstudy import forkpool, warmup
+from simstudy.config import RunnerConfig, validate_runner
+from simstudy.errors import ConfigError, WorkerLost
+from simstudy.runner import run_chunks
+
+pytestmark = pytest.mark.skipif(not forkpool.fork_available(), reason="fork workers: Linux only")
+
+
+@pytest.fixture
+def no_pool():
+    """Each test starts and ends without a kept pool."""
+    forkpool.kill_pool()
+    yield
+    forkpool.kill_pool()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a killed child not yet reaped is a zombie
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_auto_forks_only_from_a_single_thread(no_pool):
+    assert forkpool.resolve_backend("auto") == "fork"
+    for name in ("loky", "fork", "threading", "sequential", "dask"):
+        assert forkpool.resolve_backend(name) == name
+    release = threading.Event()
+    other = threading.Thread(target=release.wait, name="a-notebook-thread")
+    other.start()
+    try:
+        assert forkpool.other_threads() == ["a-notebook-thread"]
+        assert forkpool.resolve_backend("auto") == "loky"  # a notebook kernel runs several threads
+    finally:
+        release.set()
+        other.join()
+
+
+def test_a_kept_pool_is_reused_while_it_is_large_enough(no_pool):
+    pool = forkpool.get_pool(2)
+    assert forkpool.get_pool(1) is pool and forkpool.get_pool(2) is pool
+    assert forkpool.resolve_backend("auto", 2) == "fork"
+    bigger = forkpool.get_pool(3)
+    assert bigger is not pool and bigger.size == 3 and not pool.usable
+
+
+def test_tasks_run_in_other_processes_and_closures_travel_by_value(no_pool):
+    offset = 1000  # a closure over a local: cloudpickle sends it by value, as loky does
+
+    def task(x, scale):
+        return os.getpid(), x * scale + offset
+
+    pool = forkpool.get_pool(2)
+    out = list(pool.results(task, range(6), 10))
+    assert sorted(v for _, v in out) == [1000, 1010, 1020, 1030, 1040, 1050]
+    assert {pid for pid, _ in out} <= set(pool.pids()) and os.getpid() not in {pid for pid, _ in out}
+
+
+def _worker_state(_):
+    return (signal.getsignal(signal.SIGINT) == signal.SIG_IGN, len(logging.getLogger().handlers),
+            logging.getLogger().level)
+
+
+def test_a_forked_worker_ignores_ctrl_c_and_drops_the_logging_handlers(no_pool):
+    root = logging.getLogger()
+    handler = logging.StreamHandler(sys.stdout)
+    root.addHandler(handler)
+    try:
+        pool = forkpool.get_pool(2)
+    finally:
+        root.removeHandler(handler)
+    for pid in pool.pids():
+        os.kill(pid, signal.SIGINT)  # as a Ctrl-C at the terminal reaches the whole process group
+    time.sleep(0.2)
+    assert all(_alive(pid) for pid in pool.pids())
+    assert set(pool.results(_worker_state, range(4))) == {(True, 0, logging.WARNING)}
+
+
+def _exit_with(_, code):
+    os._exit(code)
+
+
+def test_a_worker_that_dies_is_reported_and_the_pool_replaced(no_pool):
+    pool = forkpool.get_pool(2)
+    with pytest.raises(WorkerLost, match=r"a worker process died \(exit code 3\) before 'a'"):
+        list(pool.results(_exit_with, ["a"], 3))
+    assert not pool.usable
+    fresh = forkpool.get_pool(2)
+    assert fresh is not pool and fresh.usable
+    assert list(fresh.results(abs, [-4])) == [4]
+
+
+def test_run_chunks_says_which_chunk_was_lost_and_how_to_resume(no_pool):
+    def chunk_fn(chunk):
+        if chunk.start == 4:
+            os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's out-of-memory killer would
+        return pd.DataFrame({"replicate": list(range(chunk.start, chunk.stop))})
+
+    with pytest.raises(WorkerLost) as caught:
+        run_chunks(chunk_fn, [8], chunk_size=2, n_jobs=2, backend="fork", progress=False)
+    message = str(caught.value)
+    assert "killed by signal 9, SIGKILL: often the system out of memory" in message
+    assert "of condition 0" in message and "run the same command again to resume" in message
+    assert "runner.n_jobs" in message
+    report = run_chunks(lambda c: pd.DataFrame({"replicate": list(range(c.start, c.stop))}), [8], chunk_size=2,
+                        n_jobs=2, backend="auto", progress=False)  # a new pool replaces the broken one
+    assert report.backend == "fork" and list(report.records["replicate"]) == list(range(8))
+
+
+def test_a_refusal_after_the_forked_workers_started_kills_them(no_pool):
+    assert warmup.prestart_workers(2, "fork", "simstudy.studies.cv_variance.study:CVVarianceStudy")
+    pids = forkpool.current_pool().pids()
+    assert len(pids) == 2 and all(_alive(p) for p in pids)
+    started = time.monotonic()
+    warmup.cancel_workers()
+    assert time.monotonic() - started < 5 and forkpool.current_pool() is None
+    assert not any(_alive(p) for p in pids) and not warmup._pending_tasks
+
+
+def test_a_prestarted_pool_is_the_one_the_run_uses(no_pool):
+    assert warmup.prestart_workers(2, "fork", "simstudy.studies.cv_variance.study:CVVarianceStudy")
+    pool = forkpool.current_pool()
+    warmed = warmup.wait_for_workers()
+    assert sorted(warmed) == pool.pids()  # one warm-up per worker
+    report = run_chunks(lambda c: pd.DataFrame({"pid": [os.getpid()] * c.size}), [6], chunk_size=1, n_jobs=2,
+                        backend="auto", progress=False)
+    assert forkpool.current_pool() is pool and set(report.records["pid"]) <= set(pool.pids())
+
+
+def test_fork_is_refused_where_it_does_not_exist(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "darwin")
+    with pytest.raises(ConfigError, match=r"runner.backend='fork' is invalid here: .*Linux only. Use "
+                                          r"runner.backend=auto or loky"):
+        validate_runner(RunnerConfig(backend="fork"))
+    validate_runner(RunnerConfig(backend="auto"))  # auto falls back to loky there
+    assert forkpool.resolve_backend("auto") == "loky"
