@@ -64,7 +64,7 @@ def test_prestarted_workers_are_the_run_workers():
     assert prestart_workers(2, "loky", study)
     warmed = set(wait_for_workers())
     assert len(warmed) == 2 and os.getpid() not in warmed
-    report = run_chunks(_pid, [40], chunk_size=2, n_jobs=2, progress=False)
+    report = run_chunks(_pid, [40], chunk_size=2, n_jobs=2, backend="loky", progress=False)
     assert {o.records for o in report.outputs} == warmed
     assert not prestart_workers(1, "loky", study)   # in-process runs: nothing to start
     assert not prestart_workers(2, "threading", study)
@@ -74,8 +74,8 @@ def _chunk_id(chunk):
     return (chunk.condition, chunk.start)
 
 
-@pytest.mark.parametrize("n_jobs, backend, expected", [(2, "loky", 1), (1, "loky", 0), (2, "sequential", 0),
-                                                       (2, "threading", 0)])
+@pytest.mark.parametrize("n_jobs, backend, expected", [(2, "loky", 1), (2, "fork", 1), (1, "loky", 0), (1, "fork", 0),
+                                                       (2, "sequential", 0), (2, "threading", 0)])
 def test_while_computing_runs_once_when_the_workers_compute(n_jobs, backend, expected):
     """The hook runs once, in this process, before the chunks are dispatched; never for a run
     in this process (it would compete with the computation)."""

@@ -9,7 +9,6 @@ from typing import Any, Mapping
 
 from simstudy.errors import ConfigError
 from simstudy.populations.regression import Friedman1Population, GaussianLinearPopulation
-from simstudy.populations.synthetic import GaussianFoldsPopulation, LogisticPopulation
 from simstudy.populations.tabular import TabularPopulation, build_tabular_population
 
 __all__ = ["logistic", "gaussian_folds", "tabular", "custom", "gaussian_linear", "friedman1"]
@@ -42,11 +41,15 @@ def friedman1(cfg: Mapping[str, Any]) -> Friedman1Population:
 
 def logistic(cfg: Mapping[str, Any]) -> LogisticPopulation:
     """Nedelko's 2-D logistic model with Bayes error ``cfg["bayes_error"]``."""
+    from simstudy.populations.synthetic import LogisticPopulation  # numba: imported only for this kind
+
     return LogisticPopulation(bayes_error=cfg.get("bayes_error", 0.2))
 
 
 def gaussian_folds(cfg: Mapping[str, Any]) -> GaussianFoldsPopulation:
     """CV residuals with exchangeable Gaussian fold means (``rho``, ``mean``, ``sigma``)."""
+    from simstudy.populations.synthetic import GaussianFoldsPopulation  # numba: imported only for this kind
+
     return GaussianFoldsPopulation(rho=cfg.get("rho", 0.5), mean=cfg.get("mean", 0.0), sigma=cfg.get("sigma", 1.0))
 
 

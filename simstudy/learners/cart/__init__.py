@@ -45,17 +45,28 @@ to helpers it inlines from other modules: after editing one of these modules, de
 """
 from __future__ import annotations
 
-from simstudy.learners.cart.adapter import CartLearner, warm_up
-from simstudy.learners.cart.bitsets import PopulationBitsets, population_errors
-from simstudy.learners.cart.crossval import CartFolds, cross_validate_cart
-from simstudy.learners.cart.grow import fit_cart
-from simstudy.learners.cart.params import supported_tree_params
-from simstudy.learners.cart.ranking import RankedFeatures
-from simstudy.learners.cart.tree import CartTree, predict_cart
+import importlib
 
-# kernels the tests call directly
-from simstudy.learners.cart.criteria import _GINI  # noqa: F401
-from simstudy.learners.cart.splits import _best_split_in_bins, _gini2_scan_all_features  # noqa: F401
+#: Names re-exported from the modules that define them, imported on first use: the ``simstudy``
+#: command builds a :class:`CartLearner` before it forks its workers and never runs a kernel
+#: itself, so its main process need not import numba (about 0.3 s, while the workers warm up).
+_LAZY = {
+    "CartLearner": "adapter", "warm_up": "adapter", "PopulationBitsets": "bitsets", "population_errors": "bitsets",
+    "CartFolds": "crossval", "cross_validate_cart": "crossval", "fit_cart": "grow",
+    "supported_tree_params": "params", "RankedFeatures": "ranking", "CartTree": "tree", "predict_cart": "tree",
+    # kernels the tests call directly
+    "_GINI": "criteria", "_best_split_in_bins": "splits", "_gini2_scan_all_features": "splits",
+}
 
 __all__ = ["CartFolds", "CartTree", "CartLearner", "PopulationBitsets", "RankedFeatures", "cross_validate_cart",
            "fit_cart", "population_errors", "predict_cart", "supported_tree_params", "warm_up"]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

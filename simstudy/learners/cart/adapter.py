@@ -1,19 +1,30 @@
-"""The numba CART as a simstudy learner, and the warm-up that loads its kernels."""
+"""The numba CART as a simstudy learner, and the warm-up that loads its kernels.
+
+The kernels' modules (and numba with them) are imported when a method first needs them, not
+with this module: the ``simstudy`` command's main process builds the learner and checks it, and
+only its workers grow trees.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simstudy.lazy import LazyModule
 from simstudy.learners import TIE_RULES
-from simstudy.learners.cart.bitsets import population_errors
-from simstudy.learners.cart.crossval import cross_validate_cart, predict_splits_cart
-from simstudy.learners.cart.grow import fit_cart
-from simstudy.learners.cart.params import supported_tree_params, supported_tree_settings
-from simstudy.learners.cart.ranking import RankedFeatures
-from simstudy.learners.cart.tree import CartTree, predict_cart
 from simstudy.learners.base import Folds
+from simstudy.learners.cart.params import supported_tree_params, supported_tree_settings
+
+if TYPE_CHECKING:
+    from simstudy.learners.cart.ranking import RankedFeatures
+    from simstudy.learners.cart.tree import CartTree
+
+_bitsets = LazyModule("simstudy.learners.cart.bitsets")
+_crossval = LazyModule("simstudy.learners.cart.crossval")
+_grow = LazyModule("simstudy.learners.cart.grow")
+_ranking = LazyModule("simstudy.learners.cart.ranking")
+_tree = LazyModule("simstudy.learners.cart.tree")
 
 
 class CartLearner:
@@ -87,7 +98,7 @@ class CartLearner:
 
     def start(self, sample) -> "CartState":
         """Rank the sample's features once; fits are row subsets of the result."""
-        return CartState(RankedFeatures.from_array(sample.X), np.asarray(sample.y))
+        return CartState(_ranking.RankedFeatures.from_array(sample.X), np.asarray(sample.y))
 
     def _seed(self, rng: np.random.Generator) -> int:
         if isinstance(self.random_state, (int, np.integer)):
@@ -99,7 +110,7 @@ class CartLearner:
         return self._fit_seeded(state, rows, self._seed(rng))
 
     def _fit_seeded(self, state: "CartState", rows: np.ndarray, seed: int) -> CartTree:
-        return fit_cart(state.ranked[rows], state.y[rows], seed, self.criterion, self.max_depth,
+        return _grow.fit_cart(state.ranked[rows], state.y[rows], seed, self.criterion, self.max_depth,
                         self.min_samples_split, self.min_samples_leaf, self.ties)
 
     def split_predictions(self, state: "CartState", trains, tests, rng: np.random.Generator) -> list[np.ndarray]:
@@ -112,28 +123,28 @@ class CartLearner:
         if classes.size > 2 and any(np.unique(state.y[rows]).size < classes.size for rows in trains):
             return [self.predict(state, self._fit_seeded(state, rows, seed), test)
                     for rows, test, seed in zip(trains, tests, seeds)]
-        return predict_splits_cart(state.ranked, state.y, trains, tests, seeds, self.criterion, self.max_depth,
+        return _crossval.predict_splits_cart(state.ranked, state.y, trains, tests, seeds, self.criterion, self.max_depth,
                                    self.min_samples_split, self.min_samples_leaf, self.ties)
 
     def predict(self, state: "CartState", model: CartTree, rows: np.ndarray) -> np.ndarray:
-        return predict_cart(model, state.ranked.X[rows])
+        return _tree.predict_cart(model, state.ranked.X[rows])
 
     def predict_features(self, model: CartTree, X: np.ndarray) -> np.ndarray:
         """Predicted labels of features X (cast to float32, the dtype the tree was grown on)."""
-        return predict_cart(model, X)
+        return _tree.predict_cart(model, X)
 
     def cross_validate(self, state: "CartState", labels: np.ndarray, K: int, rng: np.random.Generator,
                        keep_models: bool = True) -> Folds:
         """K-fold CV in one compiled call; the same trees, seeds and predictions as :meth:`fit` and
         :meth:`predict` fold by fold (one seed drawn from ``rng`` per fold, in fold order)."""
         seeds = [self._seed(rng) for _ in range(K)]
-        folds = cross_validate_cart(state.ranked, state.y, labels, K, seeds, self.criterion, self.max_depth,
+        folds = _crossval.cross_validate_cart(state.ranked, state.y, labels, K, seeds, self.criterion, self.max_depth,
                                     self.min_samples_split, self.min_samples_leaf, keep_models, self.ties)
         return Folds(folds.predictions, folds.models)
 
     def population_errors(self, models: list[CartTree], population) -> np.ndarray:
         """Exact error rates of fitted trees on a finite population, in one pass (row bitsets)."""
-        return population_errors(models, population.features(np.float32), population.y)
+        return _bitsets.population_errors(models, population.features(np.float32), population.y)
 
 
 @dataclass(frozen=True)
@@ -148,5 +159,5 @@ def warm_up() -> None:
     """Run the kernels once on tiny data (a fresh process then has them loaded from numba's cache)."""
     X = (np.arange(40, dtype=np.float32) % 3).reshape(20, 2)
     y = np.arange(20) % 2
-    cv = cross_validate_cart(X, y, np.arange(20) % 2, 2, [0, 1])
-    population_errors(cv.models, X, y)
+    cv = _crossval.cross_validate_cart(X, y, np.arange(20) % 2, 2, [0, 1])
+    _bitsets.population_errors(cv.models, X, y)
