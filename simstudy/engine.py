@@ -24,6 +24,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -403,7 +404,8 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
             if directory is not None and plan.runner.only_replicate is None:
                 store = ShardStore(directory.path / "shards", identity.hash)
             # while the workers warm up and compute, the aggregation's and the report's libraries load here
-            report = run_phase(phase, plan.runner, store, while_computing=start_prewarm if directory is not None else None)
+            prewarm = partial(start_prewarm, study.aggregation_imports) if directory is not None else None
+            report = run_phase(phase, plan.runner, store, while_computing=prewarm)
             records[phase.name] = _ordered_records(report, phase)
             manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])
         main = records[study.main_phase]

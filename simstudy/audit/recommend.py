@@ -45,8 +45,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy.errors import ConfigError
-from scipy import stats
-
+from simstudy.inference.distributions import norm_ppf
 from simstudy.inference.proportions import wilson_bounds
 
 __all__ = ["Recommendation", "check_rule", "recommend"]
@@ -160,7 +159,7 @@ def recommend(tests_n: pd.DataFrame, tests_half: pd.DataFrame, alpha: float, sla
             "treat its interval with caution, or rerun with more replicates.")
     fewest = int(min(best["replicates_n"], best["replicates_half"]))
     if float(wilson_bounds(0, fewest, confidence)[1]) > alpha + slack:   # even 0 rejections would not do
-        z2 = float(stats.norm.ppf(0.5 + confidence / 2)) ** 2
+        z2 = float(norm_ppf(0.5 + confidence / 2)) ** 2
         needed = int(np.ceil(z2 * (1 - alpha - slack) / (alpha + slack)))   # z^2 / (R + z^2) <= limit
         text += (f" With {fewest} replicates no procedure can pass (0 rejections leave an upper bound above "
                  f"{limit:g}%): use at least {needed}.")

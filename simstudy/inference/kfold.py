@@ -8,10 +8,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from simstudy.lazy import LazyModule
 
-stats = LazyModule("scipy.stats")
-
+from simstudy.inference.distributions import t_ppf
 from simstudy.inference.folds import check_folds, fold_summary
 from simstudy.inference.pivot import ROUNDING, check_alternative, pivot_test, scalar
 from simstudy.inference.results import TestResult
@@ -160,10 +158,10 @@ def rho_alpha(fold_means, mu0=0.0, alpha: float = 0.05, alternative: str = "two-
     K = fm.shape[-1]
     t0 = _usual_t(fm, mu0)
     if alternative == "two-sided":
-        t_crit = stats.t.ppf(1 - alpha / 2, K - 1)
+        t_crit = t_ppf(1 - alpha / 2, K - 1)
         t_dir = np.abs(t0)
     else:
-        t_crit = stats.t.ppf(1 - alpha, K - 1)
+        t_crit = t_ppf(1 - alpha, K - 1)
         t_dir = t0 if alternative == "greater" else -t0
     with np.errstate(divide="ignore"):
         out = np.where(t_dir > 0, 1.0 - (t_crit / t_dir) ** 2, -np.inf)

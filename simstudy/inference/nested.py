@@ -106,10 +106,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from simstudy.lazy import LazyModule
 
-stats = LazyModule("scipy.stats")
-
+from simstudy.inference.distributions import norm_ppf
 from simstudy.inference.pivot import check_bounds, check_level, clip_interval, make_interval
 from simstudy.inference.results import ConfidenceInterval
 
@@ -181,7 +179,7 @@ class NestedCVResult:
         """Err_hat -+ z SE at ``confidence_level`` (default: the level it was computed at)."""
         level = self.confidence_level if confidence_level is None else confidence_level
         check_level(level)
-        q = float(stats.norm.ppf(0.5 + level / 2))
+        q = float(norm_ppf(0.5 + level / 2))
         return make_interval(self.estimate, self.estimate - q * self.se, self.estimate + q * self.se, level,
                              f"nested cv ({self.method})", self.se, "two-sided", self.bounds)
 
@@ -352,7 +350,7 @@ def nested_cv_interval(pair_losses, outer_losses, confidence_level: float = 0.95
         se_raw = math.sqrt(max(mse_hat, 0.0) * (K - 1) / K)
     se_naive = alg.sd(outer if method == "paper" else alg.inner) / math.sqrt(n)
     se = float(np.clip(se_raw, se_naive, math.sqrt(K) * se_naive)) if clip else se_raw
-    q = float(stats.norm.ppf(0.5 + confidence_level / 2))
+    q = float(norm_ppf(0.5 + confidence_level / 2))
     low, high, clipped = clip_interval(estimate - q * se, estimate + q * se, bounds)
     return NestedCVResult(estimate, low, high, confidence_level, se, err_ncv, err_cv, mse_hat, float(bias), se_naive,
                           se_raw, method, factor, R, B, K, m, n, bounds, clipped)

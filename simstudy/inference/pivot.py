@@ -12,10 +12,8 @@ abs(estimate - mu0) <= q_{1 - alpha/2} se, i.e. when mu0 lies in estimate -+ q s
 from __future__ import annotations
 
 import numpy as np
-from simstudy.lazy import LazyModule
 
-stats = LazyModule("scipy.stats")
-
+from simstudy.inference.distributions import norm_cdf, norm_ppf, norm_sf, t_cdf, t_ppf, t_sf
 from simstudy.inference.results import ConfidenceInterval, TestResult
 
 __all__ = ["ALTERNATIVES", "z_test", "t_test"]
@@ -59,18 +57,23 @@ def scalar(x):
 
 def pvalue(statistic, df: float, alternative: str):
     """P-value of a statistic under Student's t with ``df`` degrees of freedom (normal if infinite)."""
-    # the distribution's methods with df as an argument: freezing stats.t(df) builds a new
-    # distribution object at every call (twice the time; the same numbers)
-    dist, args = (stats.norm, ()) if np.isinf(df) else (stats.t, (df,))
+    if np.isinf(df):
+        cdf, sf = norm_cdf, norm_sf
+    else:
+        def cdf(x):
+            return t_cdf(x, df)
+
+        def sf(x):
+            return t_sf(x, df)
     if alternative == "two-sided":
-        return np.minimum(2.0 * dist.sf(np.abs(statistic), *args), 1.0)
-    return dist.cdf(statistic, *args) if alternative == "less" else dist.sf(statistic, *args)
+        return np.minimum(2.0 * sf(np.abs(statistic)), 1.0)
+    return cdf(statistic) if alternative == "less" else sf(statistic)
 
 
 def quantile(confidence_level: float, df: float, alternative: str) -> float:
     """The reference quantile of a level-``confidence_level`` interval (two-sided: 1/2 + level/2)."""
     q = 0.5 + confidence_level / 2 if alternative == "two-sided" else confidence_level
-    return float(stats.norm.ppf(q) if np.isinf(df) else stats.t.ppf(q, df))
+    return float(norm_ppf(q) if np.isinf(df) else t_ppf(q, df))
 
 
 def pivot_statistic(estimate, se, mu0, tolerance=0.0):

@@ -17,6 +17,7 @@ from simstudy.lazy import LazyModule
 stats = LazyModule("scipy.stats")
 optimize = LazyModule("scipy.optimize")
 
+from simstudy.inference.distributions import norm_ppf
 from simstudy.inference.pivot import (
     check_alternative, check_bounds, check_level, make_interval, pivot_interval, pivot_statistic,
     pvalue, quantile, scalar,
@@ -47,7 +48,7 @@ def wilson_bounds(successes, trials, confidence_level: float = 0.95):
     """
     k, n = _counts(successes, trials)
     check_level(confidence_level)
-    low, high = _wilson_roots(k / n, n, stats.norm.ppf(0.5 + confidence_level / 2))
+    low, high = _wilson_roots(k / n, n, norm_ppf(0.5 + confidence_level / 2))
     return scalar(low), scalar(high)
 
 

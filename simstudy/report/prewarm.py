@@ -1,8 +1,9 @@
 """Load the report's libraries while the workers compute, so that writing the report starts warm.
 
 A run's files end with its aggregation and figures: the aggregation's p-values and intervals
-need ``scipy.stats`` (about a second to import on the 2-core machine of ``results/benchmarks``
-when scikit-learn has not already imported it), the figures matplotlib (its import, the Agg
+need ``scipy.stats`` (about 0.6 s of CPU to import on the 2-core machines of ``results/benchmarks``;
+a study whose aggregation needs only :mod:`simstudy.inference.distributions` names scipy.special
+instead, :attr:`simstudy.studies.base.Study.aggregation_imports`), the figures matplotlib (its import, the Agg
 renderer and the first font loaded: about half a second), all paid after the last chunk, on the
 critical path. While the worker processes finish their warm-up and compute the chunks, the
 main process mostly waits for them, so :func:`start_prewarm` (called just before the chunks are
@@ -25,15 +26,16 @@ __all__ = ["start_prewarm", "wait_for_prewarm"]
 _thread: threading.Thread | None = None
 
 
-def start_prewarm() -> bool:
-    """Start loading the report's libraries in a background thread; returns whether it started.
+def start_prewarm(modules: tuple[str, ...] = ("scipy.stats",)) -> bool:
+    """Start loading the aggregation's ``modules`` and the report's libraries in a background
+    thread; returns whether it started.
 
     Does nothing when a prewarm is already running or matplotlib is already loaded.
     """
     global _thread
     if _thread is not None or "matplotlib.pyplot" in sys.modules:
         return False
-    _thread = threading.Thread(target=_prewarm, name="simstudy-report-prewarm", daemon=True)
+    _thread = threading.Thread(target=_prewarm, args=(tuple(modules),), name="simstudy-report-prewarm", daemon=True)
     _thread.start()
     return True
 
@@ -46,16 +48,19 @@ def wait_for_prewarm() -> None:
         _thread = None
 
 
-def _prewarm() -> None:
-    """``scipy.stats`` with one t-distribution tail (the aggregation's p-values), the imports of
-    :meth:`simstudy.results.StudyResult.write`, then one tiny figure with a title, a legend and an
-    italic caption rendered to memory (loads the fonts and the renderer)."""
+def _prewarm(modules: tuple[str, ...]) -> None:
+    """The aggregation's ``modules``, one t-distribution tail (the aggregation's p-values), the
+    imports of :meth:`simstudy.results.StudyResult.write`, then one tiny figure with a title, a
+    legend and an italic caption rendered to memory (loads the fonts and the renderer)."""
     try:
+        import importlib
         import io
 
-        from scipy import stats
+        from simstudy.inference.distributions import t_sf
 
-        stats.t.sf(1.0, 3.0)
+        for module in modules:
+            importlib.import_module(module)
+        t_sf(1.0, 3.0)
 
         from simstudy.report import html, latex  # noqa: F401
         from simstudy.report.figures import finish, plt, save_figure  # noqa: F401

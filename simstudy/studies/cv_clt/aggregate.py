@@ -194,10 +194,10 @@ def loss_stability(records: pd.DataFrame, alpha: float) -> pd.DataFrame:
     (:func:`simstudy.metrics.variance_ratio`); the rows also give the mean of R_hat - R_n (0 in
     expectation: each fold's held-out losses are unbiased for its model's error).
     """
-    from scipy import stats
+    from simstudy.inference.distributions import norm_cdf, norm_ppf
 
     ok = records[records["error"].fillna("") == ""]
-    z = float(stats.norm.ppf(1 - alpha / 2))
+    z = float(norm_ppf(1 - alpha / 2))
     rows = []
     for (n, subject), group in ok.groupby(["n", "subject"], sort=True):
         diff = (group["estimate"] - group["target"]).to_numpy()
@@ -208,7 +208,7 @@ def loss_stability(records: pd.DataFrame, alpha: float) -> pd.DataFrame:
             ratio = variance_ratio(diff, sigma2, scale=float(n))
             row.update({f"mean_sigma2_{name}": float(sigma2.mean()), f"ratio_{name}": ratio.value,
                         f"ratio_{name}_se": ratio.se,
-                        f"normal_coverage_{name}": float(2 * stats.norm.cdf(z / np.sqrt(ratio.value)) - 1)})
+                        f"normal_coverage_{name}": float(2 * norm_cdf(z / np.sqrt(ratio.value)) - 1)})
         rows.append(row)
     return pd.DataFrame(rows)
 

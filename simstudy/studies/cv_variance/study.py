@@ -41,6 +41,7 @@ class CVVarianceStudy(Study):
     description = "Grandvalet & Bengio (2006): rho and the type-I error of CV t-tests (Table 2)"
     Config = CVVarianceConfig
     uses = ("population", "learner")
+    aggregation_imports = ("scipy.special",)  # t and normal only (simstudy.inference.distributions)
 
     @classmethod
     def parts_needed(cls, config: CVVarianceConfig, population: Any) -> tuple[str, ...]:
