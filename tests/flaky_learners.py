@@ -39,3 +39,16 @@ class GatedTree(DecisionTreeClassifier):
             except FileNotFoundError:
                 pass
         return super().fit(X, y, **kwargs)
+
+
+class DyingTree(DecisionTreeClassifier):
+    """Kills the worker process that fits it (SIGKILL, as the system's out-of-memory killer would);
+    in the run's main process (an in-process run) it is an ordinary tree."""
+
+    def fit(self, X, y, **kwargs):
+        import os
+        import signal
+
+        if os.environ.get("SIMSTUDY_MAIN_PID") not in (None, str(os.getpid())):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().fit(X, y, **kwargs)

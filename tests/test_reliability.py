@@ -468,6 +468,22 @@ def test_workers_start_only_after_every_check_that_needs_no_data(tmp_path):
     assert ok.returncode == 0 and marker.exists(), ok.stderr  # the spy does see a good run
 
 
+@pytest.mark.parametrize("backend", ["fork", "loky"])
+def test_a_worker_killed_by_the_system_ends_the_run_with_one_paragraph(tmp_path, backend):
+    """A worker process dies (SIGKILL, as the out-of-memory killer would): one paragraph naming
+    the signal, an unfinished chunk and how to resume; exit 2; no traceback; no worker left."""
+    run_dir = tmp_path / "run"
+    proc = _simstudy("study.sizes=[20]", "study.replicates=40", "runner.chunk_size=10", "runner.progress=false",
+                     "runner.n_jobs=2", f"runner.backend={backend}", "learner.estimator._target_=flaky_learners.DyingTree",
+                     f"hydra.run.dir={run_dir}", timeout=300)
+    message = _one_paragraph(proc)
+    assert "a worker process died" in message and "run the same command again to resume" in message
+    if backend == "fork":
+        assert "(killed by signal 9, SIGKILL: often the system out of memory) before replicates" in message
+    out = subprocess.run(["pgrep", "-f", str(run_dir)], capture_output=True, text=True)
+    assert out.stdout.strip() == "", out.stdout
+
+
 def test_a_refusal_after_the_workers_started_does_not_wait_for_them():
     """Bad data is found while the workers warm up: the warm-up is stopped, not awaited."""
     from simstudy import warmup
