@@ -34,19 +34,20 @@ def _alive(pid: int) -> bool:
         return f.read().rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_auto_forks_only_from_a_single_thread(no_pool):
-    assert forkpool.resolve_backend("auto") == "fork"
-    for name in ("loky", "fork", "threading", "sequential", "dask"):
-        assert forkpool.resolve_backend(name) == name
+def test_auto_forks_only_from_a_single_thread(no_pool, monkeypatch):
     release = threading.Event()
     other = threading.Thread(target=release.wait, name="a-notebook-thread")
     other.start()
     try:
-        assert forkpool.other_threads() == ["a-notebook-thread"]
+        assert "a-notebook-thread" in forkpool.other_threads()
         assert forkpool.resolve_backend("auto") == "loky"  # a notebook kernel runs several threads
     finally:
         release.set()
         other.join()
+    monkeypatch.setattr(forkpool, "other_threads", lambda: [])  # other tests may have left threads behind
+    assert forkpool.resolve_backend("auto") == "fork"
+    for name in ("loky", "fork", "threading", "sequential", "dask"):
+        assert forkpool.resolve_backend(name) == name
 
 
 def test_a_kept_pool_is_reused_while_it_is_large_enough(no_pool):
@@ -116,7 +117,7 @@ def test_run_chunks_says_which_chunk_was_lost_and_how_to_resume(no_pool):
     assert "of condition 0" in message and "run the same command again to resume" in message
     assert "runner.n_jobs" in message
     report = run_chunks(lambda c: pd.DataFrame({"replicate": list(range(c.start, c.stop))}), [8], chunk_size=2,
-                        n_jobs=2, backend="auto", progress=False)  # a new pool replaces the broken one
+                        n_jobs=2, backend="fork", progress=False)  # a new pool replaces the broken one
     assert report.backend == "fork" and list(report.records["replicate"]) == list(range(8))
 
 
