@@ -168,6 +168,7 @@ def _interrupted(run_dir: str) -> str:
 def _run(cfg) -> None:
     """The task function: compose -> validate -> lock the run directory -> (start workers) -> run -> headline."""
     from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
 
     from simstudy.engine import execute
     from simstudy.rundir import RunDirectory
@@ -186,7 +187,8 @@ def _run(cfg) -> None:
         _unused_parts(plan, overrides)
         directory.lock()  # busy or foreign directory: refused before any data or worker
         _prestart(plan)
-        result = execute(plan, directory)
+        # a single run needs its workers no more once the chunks are done; a sweep's next job reuses them
+        result = execute(plan, directory, release_workers=hydra_cfg.mode != RunMode.MULTIRUN)
     except BaseException as exc:
         cancel_workers()  # a refusal is not delayed by the warm-up of workers it no longer needs
         directory.abandon()

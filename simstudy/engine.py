@@ -367,8 +367,13 @@ def _manifest(study: Study, plan: RunPlan, identity: RunIdentity, phases: dict[s
     }
 
 
-def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: Study | None = None) -> StudyResult:
+def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: Study | None = None,
+            release_workers: bool = False) -> StudyResult:
     """Build (unless ``study`` is given), run every phase, aggregate; write files when ``out`` is set.
+
+    ``release_workers``: stop the worker processes once the chunks are done (the command line,
+    which needs them no more): the process then runs one thread again and may fork to save its
+    figures in parallel (:func:`simstudy.report.figures.save_figures`).
 
     The run directory is locked before any data is loaded (a busy or foreign directory is
     refused at once) and claimed for the run's identity once the parts are built. ``out`` may be
@@ -408,6 +413,10 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
             report = run_phase(phase, plan.runner, store, while_computing=prewarm)
             records[phase.name] = _ordered_records(report, phase)
             manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])
+        if release_workers:
+            from simstudy.warmup import kill_workers
+
+            kill_workers()
         main = records[study.main_phase]
         labels = study.record_labels()
         for i, (name, value) in enumerate(labels.items()):

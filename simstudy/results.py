@@ -102,7 +102,7 @@ class StudyResult:
         ``headline.txt``, ``tables.tex`` (booktabs), ``report.html`` (self-contained) and
         ``manifest.json`` into ``directory``; returns the files written."""
         from simstudy.manifest import write_json
-        from simstudy.report.figures import save_figure
+        from simstudy.report.figures import save_figures
         from simstudy.report.html import REPORT_FILE, run_report_html
         from simstudy.report.latex import write_latex_tables
 
@@ -122,7 +122,7 @@ class StudyResult:
             files.append(directory / f"{name}.csv")
             frame.to_csv(files[-1], index=False)
         files += self.study.write_tables(self.tables, directory)
-        figures = {name: save_figure(fig, directory / "figures" / f"{name}.png") for name, fig in self.figures().items()}
+        figures = save_figures(self.figures(), directory / "figures")
         files += list(figures.values())
         files.append(directory / "headline.txt")
         files[-1].write_text(self.headline() + "\n")

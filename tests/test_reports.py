@@ -211,3 +211,60 @@ def test_in_memory_result_gives_its_report_and_latex(table2_run):
     page = result.html()
     assert page.startswith("<!DOCTYPE html>") and 'id="provenance"' in page
     assert result.latex().count(r"\toprule") == len(result.report_tables())
+
+
+def _three_figures():
+    from simstudy.report.figures import finish
+
+    figures = {}
+    for i, name in enumerate(("a", "b", "c")):
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.errorbar([1, 2, 3], [i, i + 1, i + 0.5], yerr=[0.1, 0.2, 0.1], label=f"series {i}")
+        figures[name] = finish(fig, ax, f"panel {name}")
+    return figures
+
+
+def test_figures_saved_by_a_forked_child_are_the_same_bytes(tmp_path, monkeypatch):
+    import os
+
+    from simstudy import forkpool
+    from simstudy.report import figures as figures_module
+
+    if not forkpool.fork_available():
+        pytest.skip("fork: Linux only")
+    monkeypatch.setattr(forkpool, "safe_to_fork", lambda: False)
+    serial = figures_module.save_figures(_three_figures(), tmp_path / "serial")
+    forks = []
+    real_fork = os.fork
+
+    def counting_fork():
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(forkpool, "safe_to_fork", lambda: True)
+    monkeypatch.setattr(os, "fork", counting_fork)
+    parallel = figures_module.save_figures(_three_figures(), tmp_path / "parallel")
+    assert forks == [1] and list(parallel) == ["a", "b", "c"]
+    for name in serial:
+        assert parallel[name].read_bytes() == serial[name].read_bytes(), name
+
+
+def test_figures_of_a_failing_child_are_saved_by_the_parent(tmp_path, monkeypatch):
+    import os
+
+    from simstudy import forkpool
+    from simstudy.report import figures as figures_module
+
+    if not forkpool.fork_available():
+        pytest.skip("fork: Linux only")
+    parent, real_save = os.getpid(), figures_module.save_figure
+
+    def dies_in_the_child(fig, path, dpi=130):
+        if os.getpid() != parent:
+            os._exit(3)
+        return real_save(fig, path, dpi)
+
+    monkeypatch.setattr(forkpool, "safe_to_fork", lambda: True)
+    monkeypatch.setattr(figures_module, "save_figure", dies_in_the_child)
+    paths = figures_module.save_figures(_three_figures(), tmp_path / "figs")
+    assert all(p.is_file() and p.stat().st_size > 0 for p in paths.values())

@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator  # noqa: E402
 
-__all__ = ["ERROR_BARS", "Z95", "style_axes", "save_figure", "plt", "size_axis", "plain_log_axis", "rate_bars",
+__all__ = ["ERROR_BARS", "Z95", "style_axes", "save_figure", "save_figures", "plt", "size_axis", "plain_log_axis", "rate_bars",
            "mean_bars", "paper_points", "finish", "panel_grid", "series_style", "plain_number"]
 
 #: The two-sided 95% normal quantile used for every "+-" and error bar of means.
@@ -189,3 +189,44 @@ def save_figure(fig, path: Path, dpi: int = 130) -> Path:
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
     plt.close(fig)
     return path
+
+
+def save_figures(figures: dict, folder: Path) -> dict[str, Path]:
+    """Save every figure as ``folder/<name>.png`` (:func:`save_figure`); returns the paths by name.
+
+    Rendering a PNG is single-threaded work that holds the GIL (0.1-0.15 s a figure). Where this
+    process may fork (:func:`simstudy.forkpool.safe_to_fork`: Linux, one thread; the command
+    line after its workers are released), a forked child saves the second half of the figures
+    while this process saves the first: the same bytes, in about half the time. A child that
+    fails leaves its figures to this process, which then saves them itself.
+    """
+    import os
+
+    from simstudy.forkpool import safe_to_fork
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {name: folder / f"{name}.png" for name in figures}
+    names = list(figures)
+    mine, theirs = names[: (len(names) + 1) // 2], names[(len(names) + 1) // 2:]
+    child = os.fork() if theirs and safe_to_fork() else None
+    if child == 0:  # the child: its half, then out without flushing or tearing anything down
+        code = 1
+        try:
+            for name in theirs:
+                save_figure(figures[name], paths[name])
+            code = 0
+        finally:
+            os._exit(code)
+    if child is None:
+        mine, theirs = names, []
+    for name in mine:
+        save_figure(figures[name], paths[name])
+    if child is not None:
+        _, status = os.waitpid(child, 0)
+        for name in theirs:
+            if os.waitstatus_to_exitcode(status) != 0 or not paths[name].is_file():
+                save_figure(figures[name], paths[name])  # the child failed: this process saves its half
+            else:
+                plt.close(figures[name])
+    return paths
