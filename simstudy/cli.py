@@ -115,17 +115,16 @@ def _chunk_bound(plan) -> int | None:
 
 def _prestart(plan) -> None:
     """Start (and warm) the workers while the data loads; only after every check that needs no data."""
+    from simstudy.forkpool import resolve_backend
     from simstudy.runner import worker_count
     from simstudy.warmup import prestart_workers
-
-    from simstudy.forkpool import resolve_backend
 
     runner = plan.runner
     bound = _chunk_bound(plan)
     n_jobs = worker_count(runner.n_jobs, bound) if bound else runner.n_jobs
     backend = resolve_backend(runner.backend, n_jobs)  # auto: fork here (one thread so far) on Linux
-    if runner.only_replicate is not None or backend not in ("loky", "fork"):
-        return
+    if runner.only_replicate is not None or runner.n_jobs == 1 or backend not in ("loky", "fork"):
+        return  # runner.n_jobs=1: everything in this process, as asked
     if backend == "loky":
         _quiet_loky_tracker()
     target = f"{plan.study.__module__}:{plan.study.__qualname__}"

@@ -567,6 +567,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
     """
     if backend not in BACKENDS:
         raise ValueError(f"runner.backend={backend!r}: choose one of {BACKENDS}.")
+    requested_jobs = n_jobs
     keys = [str(c) for c in range(len(replicates_per_condition))] if keys is None else list(keys)
     loaded, entries = store.load(phase, keys, replicates_per_condition) if store is not None else ([], [])
     if replicate_range is not None:
@@ -595,12 +596,21 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         if backend == "dask":
             stream = _dask_outputs(fn, chunks, n_jobs, on_error, scheduler_address)
         elif backend == "fork":
-            # the pool is forked here, before this process starts any thread of its own (report, progress bar)
-            pool = forkpool.get_pool(n_jobs) if n_jobs > 1 else None
+            # the pool is forked here, before this process starts any thread of its own (report, progress bar);
+            # a single chunk runs in the pool too when the command has forked a worker for it (unless
+            # runner.n_jobs=1 asks for this process), so that the report's libraries load meanwhile
+            kept = forkpool.current_pool()
+            if n_jobs > 1:
+                pool = forkpool.get_pool(n_jobs)
+            elif requested_jobs != 1 and kept is not None and kept.usable:
+                pool = kept
+            else:
+                pool = None
             stream = _fork_outputs(pool, fn, chunks, on_error, on_ready=logged.restart_clock)
         else:
             stream = _joblib_outputs(fn, chunks, n_jobs, backend, on_error, on_ready=logged.restart_clock)
-        if while_computing is not None and (backend == "dask" or (backend in ("loky", "fork") and n_jobs > 1)):
+        if while_computing is not None and (backend == "dask" or (backend == "loky" and n_jobs > 1)
+                                            or (backend == "fork" and pool is not None)):
             while_computing()  # before the first chunk: runs while the workers finish warming up and compute
         with tqdm(total=total, desc=desc, unit="rep", disable=None if progress else True,
                   smoothing=0.05, dynamic_ncols=True, bar_format=_BAR_FORMAT) as bar:

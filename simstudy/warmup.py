@@ -82,14 +82,16 @@ def prestart_workers(n_jobs: int, backend: str, target: str) -> bool:
     """Start ``n_jobs`` workers warming the study ``target``; returns whether workers are being started.
 
     ``backend="fork"``: the workers are forked now (:mod:`simstudy.forkpool`) and warm up in
-    parallel; ``"loky"``: loky starts them from a background thread. Nothing happens for other
-    backends or ``n_jobs == 1`` (the run is then in-process).
+    parallel, one worker too (a run of one chunk: the main process loads the report meanwhile);
+    ``"loky"``: loky starts them from a background thread, from two workers on (one loky worker
+    costs more to start than it saves). Nothing happens for other backends.
     """
     global _pending
     from joblib import effective_n_jobs
 
     n_workers = effective_n_jobs(n_jobs)
-    if backend not in ("loky", "fork") or n_workers <= 1 or _pending is not None or _pending_tasks:
+    if backend not in ("loky", "fork") or n_workers < (1 if backend == "fork" else 2) or _pending is not None \
+            or _pending_tasks:
         return False
     if backend == "fork":
         from simstudy.forkpool import get_pool

@@ -148,3 +148,21 @@ def test_fork_is_refused_where_it_does_not_exist(monkeypatch):
         validate_runner(RunnerConfig(backend="fork"))
     validate_runner(RunnerConfig(backend="auto"))  # auto falls back to loky there
     assert forkpool.resolve_backend("auto") == "loky"
+
+
+def test_a_single_chunk_runs_in_the_forked_worker_unless_n_jobs_is_1(no_pool):
+    """The command forks one worker for a run of one chunk (its main process loads the report
+    meanwhile); runner.n_jobs=1 keeps everything in this process, as asked."""
+    def pid_chunk(c):
+        return pd.DataFrame({"pid": [os.getpid()] * c.size})
+
+    assert not warmup.prestart_workers(1, "loky", "simstudy.studies.cv_variance.study:CVVarianceStudy")
+    assert warmup.prestart_workers(1, "fork", "simstudy.studies.cv_variance.study:CVVarianceStudy")
+    (worker,) = forkpool.current_pool().pids()
+    calls = []
+    report = run_chunks(pid_chunk, [5], chunk_size=10, n_jobs=-1, backend="fork", progress=False,
+                        while_computing=lambda: calls.append(1))
+    assert set(report.records["pid"]) == {worker} and calls == [1]
+    report = run_chunks(pid_chunk, [5], chunk_size=10, n_jobs=1, backend="fork", progress=False,
+                        while_computing=lambda: calls.append(1))
+    assert set(report.records["pid"]) == {os.getpid()} and calls == [1]
