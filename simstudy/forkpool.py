@@ -27,9 +27,12 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import signal
 import sys
+import tempfile
 import threading
+import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterable, Iterator
@@ -77,6 +80,22 @@ def _start_worker() -> None:
     for handler in list(root.handlers):
         root.removeHandler(handler)  # not closed: the files are the parent's
     root.setLevel(logging.WARNING)
+
+
+#: In a worker: the (fn, args) of the latest :meth:`ForkPool.results` call, by that call's key.
+_shared: dict[str, Any] = {}
+
+
+def _call_shared(path: str, key: str, item: Any) -> Any:
+    """``fn(item, *args)``, with (fn, args) read from ``path`` once per worker and call (``key``)."""
+    if key not in _shared:
+        import cloudpickle
+
+        _shared.clear()
+        with open(path, "rb") as fh:
+            _shared[key] = cloudpickle.load(fh)
+    fn, args = _shared[key]
+    return fn(item, *args)
 
 
 def _call_pickled(payload: bytes) -> Any:
@@ -136,8 +155,14 @@ class ForkPool:
         return self._executor.submit(_call_pickled, cloudpickle.dumps((fn, args)))
 
     def results(self, fn: Callable[..., Any], items: Iterable[Any], *args: Any,
-                describe: Callable[[Any], str] = repr) -> Iterator[Any]:
-        """``fn(item, *args)`` for every item, yielded as they finish (all submitted at once, in order).
+                describe: Callable[[Any], str] = repr, in_flight: int | None = None) -> Iterator[Any]:
+        """``fn(item, *args)`` for every item, yielded as they finish (submitted in order).
+
+        ``fn`` and ``args`` (a study's worker holds its population: megabytes) are pickled once,
+        into a temporary file that each worker reads once (deleted when the call ends); a task
+        carries only its item. At most
+        ``in_flight`` tasks (default: twice the workers) wait in the pool at any time, as joblib's
+        ``pre_dispatch``, so that the items are not all held pickled at once.
 
         Raises
         ------
@@ -145,21 +170,37 @@ class ForkPool:
             A worker died; the message gives its exit code or signal and names one unfinished
             item (``describe(item)``). The other unfinished tasks are cancelled.
         """
-        futures = {self.submit(fn, item, *args): item for item in items}
-        pending = set(futures)
+        import cloudpickle
+
+        limit = in_flight or 2 * self.size
+        queue = iter(items)
+        key = uuid.uuid4().hex  # a file name may come again once deleted; this key does not
+        with tempfile.NamedTemporaryFile(prefix="simstudy-task-", suffix=".pkl", delete=False) as shared:
+            cloudpickle.dump((fn, args), shared)
+        futures: dict[Future, Any] = {}
         try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for item in queue:
+                futures[self._executor.submit(_call_shared, shared.name, key, item)] = item
+                if len(futures) >= limit:
+                    break
+            while futures:
+                done, _ = wait(futures, return_when=FIRST_COMPLETED)
                 for future in done:
+                    item = futures.pop(future)
                     try:
-                        yield future.result()
+                        result = future.result()
                     except BrokenProcessPool:
-                        message = self._lost_message(describe(futures[future]))
+                        message = self._lost_message(describe(item))
                         self.kill()  # the other workers and the pool's threads too: a new pool may be forked
                         raise WorkerLost(message) from None
+                    for following in queue:
+                        futures[self._executor.submit(_call_shared, shared.name, key, following)] = following
+                        break
+                    yield result
         finally:
-            for future in pending:
+            for future in futures:
                 future.cancel()
+            os.unlink(shared.name)
 
     def _lost_message(self, what: str) -> str:
         manager = getattr(self._executor, "_executor_manager_thread", None)
