@@ -18,7 +18,8 @@ kept and reused by later runs in the same process, like loky's reusable executor
 
 The pool is :class:`concurrent.futures.ProcessPoolExecutor` with the fork context. Tasks travel
 as cloudpickle bytes (loky's pickler, so functions and classes defined in ``__main__`` or a
-notebook work as with loky). A forked worker ignores SIGINT (Ctrl-C is the main process's
+notebook work as with loky); :meth:`ForkPool.results` pickles a run's function once and keeps at
+most twice the workers' tasks in flight (as joblib's ``pre_dispatch``). A forked worker ignores SIGINT (Ctrl-C is the main process's
 business) and drops the logging handlers it inherited (its warnings reach stderr as a fresh
 loky worker's do). A worker that dies (killed for memory, a crash in compiled code) breaks the
 pool: :meth:`ForkPool.results` raises :class:`WorkerLost` and the pool is replaced next time.
@@ -159,7 +160,8 @@ class ForkPool:
         """``fn(item, *args)`` for every item, yielded as they finish (submitted in order).
 
         ``fn`` and ``args`` (a study's worker holds its population: megabytes) are pickled once,
-        into a temporary file that each worker reads once (deleted when the call ends); a task
+        into a temporary file that each worker reads once (deleted when the call ends, also on
+        an error or Ctrl-C; a process killed outright leaves it in the temporary folder); a task
         carries only its item. At most
         ``in_flight`` tasks (default: twice the workers) wait in the pool at any time, as joblib's
         ``pre_dispatch``, so that the items are not all held pickled at once.

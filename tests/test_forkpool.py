@@ -3,8 +3,10 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -166,3 +168,36 @@ def test_a_single_chunk_runs_in_the_forked_worker_unless_n_jobs_is_1(no_pool):
     report = run_chunks(pid_chunk, [5], chunk_size=10, n_jobs=1, backend="fork", progress=False,
                         while_computing=lambda: calls.append(1))
     assert set(report.records["pid"]) == {os.getpid()} and calls == [1]
+
+
+def test_results_pickle_the_call_once_and_keep_few_tasks_in_flight(no_pool, monkeypatch):
+    """A run's worker object (megabytes) is pickled once per call, not once per chunk, and only
+    twice the workers' tasks wait in the pool: all of them at once held every payload in memory."""
+    import cloudpickle
+
+    pool = forkpool.get_pool(2)
+    dumps, outstanding, peak = [], set(), [0]
+    real_dump, real_submit = cloudpickle.dump, pool._executor.submit
+
+    def counting_dump(obj, fh, *a, **k):
+        dumps.append(1)
+        return real_dump(obj, fh, *a, **k)
+
+    def tracking_submit(fn, *args):
+        future = real_submit(fn, *args)
+        outstanding.add(future)
+        future.add_done_callback(outstanding.discard)
+        peak[0] = max(peak[0], len(outstanding))
+        return future
+
+    monkeypatch.setattr(cloudpickle, "dump", counting_dump)
+    monkeypatch.setattr(pool._executor, "submit", tracking_submit)
+    big = list(range(200_000))  # travels with the function, once
+
+    def task(x, scale):
+        return x * scale + len(big)
+
+    before = set(Path(tempfile.gettempdir()).glob("simstudy-task-*"))
+    assert sorted(pool.results(task, range(40), 2)) == [2 * x + 200_000 for x in range(40)]
+    assert dumps == [1] and 1 <= peak[0] <= 4
+    assert set(Path(tempfile.gettempdir()).glob("simstudy-task-*")) <= before  # the call's file is gone
