@@ -119,8 +119,9 @@ def register_configs() -> None:
         cs.store(group="population", name=name, node=_node(entry.load_config()))
     for name, entry in LEARNERS.items():
         cs.store(group="learner", name=name, node=_node(entry.load_config()))
-    for name, backend, n_jobs in (("default", "auto", -1), ("loky", "loky", -1), ("fork", "fork", -1), ("threading", "threading", -1),
-                                  ("sequential", "sequential", 1), ("dask", "dask", -1)):
+    presets = (("default", "auto", -1), ("loky", "loky", -1), ("fork", "fork", -1), ("threading", "threading", -1),
+               ("sequential", "sequential", 1), ("dask", "dask", -1))
+    for name, backend, n_jobs in presets:
         cs.store(group="runner", name=name, node=RunnerConfig(backend=backend, n_jobs=n_jobs))
 
 

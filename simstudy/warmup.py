@@ -21,15 +21,25 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
+from typing import NamedTuple
 
 log = logging.getLogger("simstudy")
 
 __all__ = ["prestart_workers", "wait_for_workers", "cancel_workers", "kill_workers", "warm_worker"]
 
+
+
+class _ForkWarmUp(NamedTuple):
+    """A warm-up running in forked workers: one future per worker, and its barrier folder."""
+
+    futures: list[Future]
+    barrier: str
+
+
 _pending: threading.Thread | None = None
-#: A fork warm-up's futures, then its barrier folder (see :func:`prestart_workers`).
-_pending_tasks: list = []
+_fork_warm_up: _ForkWarmUp | None = None
 _worker_pids: list[int] = []
 
 #: Set by the first process that imports this module; worker processes inherit it.
@@ -86,20 +96,20 @@ def prestart_workers(n_jobs: int, backend: str, target: str) -> bool:
     ``"loky"``: loky starts them from a background thread, from two workers on (one loky worker
     costs more to start than it saves). Nothing happens for other backends.
     """
-    global _pending
+    global _pending, _fork_warm_up
     from joblib import effective_n_jobs
 
     n_workers = effective_n_jobs(n_jobs)
-    if backend not in ("loky", "fork") or n_workers < (1 if backend == "fork" else 2) or _pending is not None \
-            or _pending_tasks:
+    busy = _pending is not None or _fork_warm_up is not None
+    if backend not in ("loky", "fork") or n_workers < (1 if backend == "fork" else 2) or busy:
         return False
     if backend == "fork":
         from simstudy.forkpool import get_pool
 
         barrier = tempfile.mkdtemp(prefix="simstudy-warm-")
         pool = get_pool(n_workers)
-        _pending_tasks.extend(pool.submit(warm_worker, target, barrier, n_workers) for _ in range(n_workers))
-        _pending_tasks.append(barrier)
+        _fork_warm_up = _ForkWarmUp([pool.submit(warm_worker, target, barrier, n_workers) for _ in range(n_workers)],
+                                    barrier)
         return True
 
     def start() -> None:
@@ -120,21 +130,20 @@ def prestart_workers(n_jobs: int, backend: str, target: str) -> bool:
 
 def wait_for_workers() -> list[int]:
     """Wait for a warm-up started by :func:`prestart_workers`; returns the warmed workers' pids."""
-    global _pending
+    global _pending, _fork_warm_up
     if _pending is not None:
         _pending.join()
         _pending = None
-    if _pending_tasks:
-        *futures, barrier = _pending_tasks
-        _pending_tasks.clear()
+    if _fork_warm_up is not None:
+        warm_up, _fork_warm_up = _fork_warm_up, None
         pids = []
-        for future in futures:
+        for future in warm_up.futures:
             try:
                 pids.append(future.result())
             except Exception as exc:  # the run itself will report real problems
                 log.debug("worker warm-up failed: %s", exc)
         _worker_pids[:] = pids
-        shutil.rmtree(barrier, ignore_errors=True)
+        shutil.rmtree(warm_up.barrier, ignore_errors=True)
     return list(_worker_pids)
 
 
@@ -144,13 +153,13 @@ def cancel_workers(timeout: float = 10.0) -> None:
     Used when the run is refused after the workers were started (bad data, say): the workers
     are killed, so the refusal is not delayed by their imports and warm-up.
     """
-    global _pending
-    if _pending_tasks:
+    global _pending, _fork_warm_up
+    if _fork_warm_up is not None:
         from simstudy.forkpool import kill_pool
 
         kill_pool()
-        shutil.rmtree(_pending_tasks[-1], ignore_errors=True)
-        _pending_tasks.clear()
+        shutil.rmtree(_fork_warm_up.barrier, ignore_errors=True)
+        _fork_warm_up = None
     if _pending is None:
         return
     deadline = time.monotonic() + timeout

@@ -54,7 +54,8 @@ def test_the_cv_variance_aggregation_and_report_never_import_scipy_stats(tmp_pat
 import sys
 from simstudy.engine import run_study
 result = run_study("cv_variance", population={{"kind": "gaussian_folds", "rho": 0.3}},
-                   runner={{"n_jobs": 1, "progress": False}}, sizes=[20, 40], replicates=30, seed=1, out={str(tmp_path)!r})
+                   runner={{"n_jobs": 1, "progress": False}}, sizes=[20, 40], replicates=30, seed=1,
+                   out={str(tmp_path)!r})
 print("scipy.stats" in sys.modules, len(result.tables.summary))
 """
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)

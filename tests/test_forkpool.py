@@ -130,7 +130,7 @@ def test_a_refusal_after_the_forked_workers_started_kills_them(no_pool):
     started = time.monotonic()
     warmup.cancel_workers()
     assert time.monotonic() - started < 5 and forkpool.current_pool() is None
-    assert not any(_alive(p) for p in pids) and not warmup._pending_tasks
+    assert not any(_alive(p) for p in pids) and warmup._fork_warm_up is None
 
 
 def test_a_prestarted_pool_is_the_one_the_run_uses(no_pool):

@@ -11,6 +11,8 @@ abs(estimate - mu0) <= q_{1 - alpha/2} se, i.e. when mu0 lies in estimate -+ q s
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from simstudy.inference.distributions import norm_cdf, norm_ppf, norm_sf, t_cdf, t_ppf, t_sf
@@ -57,14 +59,7 @@ def scalar(x):
 
 def pvalue(statistic, df: float, alternative: str):
     """P-value of a statistic under Student's t with ``df`` degrees of freedom (normal if infinite)."""
-    if np.isinf(df):
-        cdf, sf = norm_cdf, norm_sf
-    else:
-        def cdf(x):
-            return t_cdf(x, df)
-
-        def sf(x):
-            return t_sf(x, df)
+    cdf, sf = (norm_cdf, norm_sf) if np.isinf(df) else (partial(t_cdf, df=df), partial(t_sf, df=df))
     if alternative == "two-sided":
         return np.minimum(2.0 * sf(np.abs(statistic)), 1.0)
     return cdf(statistic) if alternative == "less" else sf(statistic)

@@ -27,8 +27,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator  # noqa: E402
 
-__all__ = ["ERROR_BARS", "Z95", "style_axes", "save_figure", "save_figures", "plt", "size_axis", "plain_log_axis", "rate_bars",
-           "mean_bars", "paper_points", "finish", "panel_grid", "series_style", "plain_number"]
+__all__ = ["ERROR_BARS", "Z95", "style_axes", "save_figure", "save_figures", "plt", "size_axis", "plain_log_axis",
+           "rate_bars", "mean_bars", "paper_points", "finish", "panel_grid", "series_style", "plain_number"]
 
 #: The two-sided 95% normal quantile used for every "+-" and error bar of means.
 Z95 = 1.959963984540054

@@ -111,7 +111,7 @@ class CartLearner:
 
     def _fit_seeded(self, state: "CartState", rows: np.ndarray, seed: int) -> CartTree:
         return _grow.fit_cart(state.ranked[rows], state.y[rows], seed, self.criterion, self.max_depth,
-                        self.min_samples_split, self.min_samples_leaf, self.ties)
+                              self.min_samples_split, self.min_samples_leaf, self.ties)
 
     def split_predictions(self, state: "CartState", trains, tests, rng: np.random.Generator) -> list[np.ndarray]:
         """Predictions of one tree per train/test split, the trees grown in one compiled call: the
@@ -123,8 +123,8 @@ class CartLearner:
         if classes.size > 2 and any(np.unique(state.y[rows]).size < classes.size for rows in trains):
             return [self.predict(state, self._fit_seeded(state, rows, seed), test)
                     for rows, test, seed in zip(trains, tests, seeds)]
-        return _crossval.predict_splits_cart(state.ranked, state.y, trains, tests, seeds, self.criterion, self.max_depth,
-                                   self.min_samples_split, self.min_samples_leaf, self.ties)
+        return _crossval.predict_splits_cart(state.ranked, state.y, trains, tests, seeds, self.criterion,
+                                             self.max_depth, self.min_samples_split, self.min_samples_leaf, self.ties)
 
     def predict(self, state: "CartState", model: CartTree, rows: np.ndarray) -> np.ndarray:
         return _tree.predict_cart(model, state.ranked.X[rows])
@@ -138,8 +138,9 @@ class CartLearner:
         """K-fold CV in one compiled call; the same trees, seeds and predictions as :meth:`fit` and
         :meth:`predict` fold by fold (one seed drawn from ``rng`` per fold, in fold order)."""
         seeds = [self._seed(rng) for _ in range(K)]
-        folds = _crossval.cross_validate_cart(state.ranked, state.y, labels, K, seeds, self.criterion, self.max_depth,
-                                    self.min_samples_split, self.min_samples_leaf, keep_models, self.ties)
+        folds = _crossval.cross_validate_cart(state.ranked, state.y, labels, K, seeds, self.criterion,
+                                              self.max_depth, self.min_samples_split, self.min_samples_leaf,
+                                              keep_models, self.ties)
         return Folds(folds.predictions, folds.models)
 
     def population_errors(self, models: list[CartTree], population) -> np.ndarray:
