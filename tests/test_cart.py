@@ -194,6 +194,21 @@ def test_all_feature_gini_scan_equals_the_scalar_scan():
     assert found > 1000  # most features have a valid split: the comparison is not vacuous
 
 
+def test_stable_argsort_is_numpys_mergesort_order():
+    """The grow loop's small-node sort (it cannot allocate, see ``grow._grow_nodes``) orders the
+    positions as ``np.argsort(kind="mergesort")``: by key, equal keys in position order."""
+    from simstudy.learners.cart.grow import _stable_argsort
+
+    rng = np.random.default_rng(5)
+    for m in [0, 1, 2, 3, 5, 8, 17, 64, 100, 257]:
+        for distinct in (1, 3, 1000):
+            keys = np.concatenate([rng.integers(0, distinct, m), rng.integers(0, 9, 7)])  # the first m count
+            out, buf = np.full(m + 7, -1), np.full(m + 7, -1)
+            result = _stable_argsort(keys, m, out, buf)
+            assert result is out or result is buf
+            np.testing.assert_array_equal(result[:m], np.argsort(keys[:m], kind="mergesort"))
+
+
 def test_labels_are_encoded_as_np_unique_encodes_them():
     """The kernels' label encoding (integers and booleans ranked like a feature, by counting)
     gives np.unique's classes (same dtype) and inverse, for every label type a study meets."""

@@ -36,7 +36,7 @@ def _impurity(counts, n, criterion):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _proxy(left, n_left, right, n_right, criterion):
     """scikit-learn's proxy of a split's impurity improvement (larger is better) from the
     children's class counts: Gini sum_c l_c^2 / n_L + sum_c r_c^2 / n_R, entropy
@@ -53,7 +53,7 @@ def _proxy(left, n_left, right, n_right, criterion):
     return -n_right * _impurity(right, n_right, criterion) - n_left * _impurity(left, n_left, criterion)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _split_proxy(low_value, high_value, left_counts, node_counts, right_counts, n_left, m, min_leaf, criterion):
     """Criterion proxy of the split between two consecutive values (left = values <= low);
     -inf when scikit-learn would not consider it (values closer than 1e-7, a leaf too small)."""

@@ -112,7 +112,10 @@ def _root_slot(pool, free, n_free, row_bins, y, samples, full, absent):
         return -1, n_free
     slot, n_free = _take_slot(pool, free, n_free)
     if full.shape[0] > 0 and absent.shape[0] < samples.shape[0]:
-        pool[slot] = full[0]
+        for c in range(pool.shape[1]):  # element by element: a slice assignment may allocate a copy
+            for r in range(pool.shape[2]):
+                for f in range(pool.shape[3]):
+                    pool[slot, c, r, f] = full[0, c, r, f]
         _add_samples(pool, slot, row_bins, y, absent, 0, absent.shape[0], -1.0)
     else:
         _add_samples(pool, slot, row_bins, y, samples, 0, samples.shape[0], 1.0)

@@ -33,17 +33,18 @@ def _new_scratch(sample, m):
     ybuf, order, idx, tmp, sorted_y (m,) the node's labels, and one feature's ranks sorted, their
     positions, unsorted, their labels; hist (C, J, 1) class counts per rank of one feature (zero
     between uses); cum0, cum1, feat_proxy, feat_rank (p,) the all-feature scan's running counts
-    and best split per feature; tied_feature, tied_rank (p,) the best splits tied so far.
+    and best split per feature; tied_feature, tied_rank (p,) the best splits tied so far;
+    merge_buf (m,) the merge sort's second buffer.
     """
     p, n_classes = sample.ranks.shape[0], sample.n_classes
     return (np.arange(p), np.zeros(n_classes), np.zeros(n_classes), np.zeros(n_classes),
             np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64),
             np.empty(m, np.int64), np.zeros((n_classes, _max_values(sample.n_values), 1)),
             np.empty(p), np.empty(p), np.empty(p), np.empty(p, np.int64), np.empty(p, np.int64),
-            np.empty(p, np.int64))
+            np.empty(p, np.int64), np.empty(m, np.int64))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _best_split_in_bins(counts, f, lo, hi, values_f, node_counts, m, min_leaf, criterion, left_counts, right_counts,
                         clear):
     """Best split of feature ``f`` from its class counts per rank ``counts[:, lo..hi, f]`` (bins
@@ -76,7 +77,7 @@ def _best_split_in_bins(counts, f, lo, hi, values_f, node_counts, m, min_leaf, c
     return best_proxy, best_rank
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
 def _gini2_scan_all_features(counts, n0, n1, m, min_leaf, n_bins, cum0, cum1, best_proxy, best_rank):
     """Best Gini split of every feature at once, two classes, from a node's histogram
     ``counts[class, rank, feature]``.
