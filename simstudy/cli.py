@@ -10,6 +10,7 @@ import errno
 import logging
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -371,7 +372,8 @@ def _main(argv: list[str]) -> None:
     held = _HeldStderr(sys.stderr)
     sys.stderr = held
     try:
-        _task()
+        with _mode_from_command_line(argv):
+            _task()
         if not _TASK_STARTED:  # --cfg, --info, ...: Hydra printed something and ran nothing
             _remove_created_dirs("")
     except SystemExit as exc:
@@ -383,6 +385,40 @@ def _main(argv: list[str]) -> None:
     finally:
         sys.stderr = held.stream
         held.release()
+
+
+#: Arguments that may set ``hydra.mode`` (or bring config files that do): with any of them Hydra
+#: reads the mode from the composed configuration as usual.
+_MODE_ARGUMENTS = ("hydra.mode", "hydra.searchpath", "--config-dir", "--config-path", "--config-name", "-cd", "-cp",
+                   "-cn")
+
+
+@contextmanager
+def _mode_from_command_line(argv: list[str]):
+    """Run Hydra without the composition it makes only to read ``hydra.mode``.
+
+    Before a run Hydra composes the whole configuration once just to read ``hydra.mode`` (set
+    by a config file or an override), then again for the run: about 0.05 s of every run.
+    simstudy's own configs leave the mode unset (tested for every preset), so unless the command
+    line names the mode or other config files (:data:`_MODE_ARGUMENTS`), the first composition
+    is skipped and Hydra takes the mode from ``-m``/``--multirun``, as it does when the composed
+    config leaves it unset.
+    """
+    try:
+        from hydra._internal.hydra import Hydra
+    except ImportError:  # pragma: no cover - another Hydra layout: its own behaviour
+        yield
+        return
+    names = [arg.split("=", 1)[0].lstrip("+~") for arg in argv]
+    original = getattr(Hydra, "get_mode", None)
+    if original is None or any(name.startswith(_MODE_ARGUMENTS) for name in names):
+        yield
+        return
+    Hydra.get_mode = lambda self, config_name, overrides: None
+    try:
+        yield
+    finally:
+        Hydra.get_mode = original
 
 
 # ----------------------------------------------------------------------------- simstudy-report

@@ -168,3 +168,43 @@ def test_engine_numba_is_validated_by_the_same_rule_as_build_learner(compose_con
         assert type(build_learner(cfg.learner)).__name__ != "SklearnLearner"
     with pytest.raises(ConfigError, match="learner.engine='numba'.*no fast kernel"):
         validate(compose_config("learner=knn", "learner.engine=numba"))  # k-NN's kernel needs a finite population
+
+
+@pytest.mark.parametrize("preset", [""] + [f"{group}={name}" for group in ("experiment", "sweep", "runner")
+                                         for name in _options(group)])
+def test_no_preset_sets_hydra_mode(preset):
+    """The command skips Hydra's composition that only reads ``hydra.mode``
+    (``cli._mode_from_command_line``): right only while no config of simstudy's sets the mode."""
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+
+    from simstudy.config import register_configs
+
+    register_configs()
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_module(config_module="simstudy.conf", version_base="1.3"):
+            cfg = compose(config_name="config", overrides=[preset] if preset else [], return_hydra_config=True)
+    finally:
+        GlobalHydra.instance().clear()
+    assert cfg.hydra.mode is None
+
+
+@pytest.mark.parametrize("argv, skipped", [
+    (["study.replicates=10"], True),
+    (["-m", "population=gaussian_folds"], True),
+    (["hydra.mode=MULTIRUN"], False),
+    (["+hydra.mode=RUN"], False),
+    (["--config-dir", "my_conf"], False),
+    (["-cd=my_conf"], False),
+    (["hydra.searchpath=[file://x]"], False),
+])
+def test_hydras_mode_composition_is_skipped_only_when_nothing_can_set_the_mode(argv, skipped):
+    from hydra._internal.hydra import Hydra
+
+    from simstudy.cli import _mode_from_command_line
+
+    original = Hydra.get_mode
+    with _mode_from_command_line(argv):
+        assert (Hydra.get_mode is not original) == skipped
+    assert Hydra.get_mode is original
