@@ -231,6 +231,10 @@ def _grow_nodes(sample, samples, rules, seed, pool, full, absent, nodes, stack, 
     quarter of the one-call CV's time on Letter at n = 2000 (measured under perf and gdb).
     Allocating is therefore not possible here (numba refuses to compile it); the small-node sort
     uses :func:`_stable_argsort` on scratch arrays instead of ``np.argsort``.
+
+    The split search (the loop over features) is written out in the node loop rather than in
+    helpers: with reference counting, moving it into helpers made the one-call CV 25-30% slower
+    (the counting of the arrays they received, at every feature of every node).
     """
     np.random.seed(seed)
     ranks, values, n_values, close, y = sample.ranks, sample.values, sample.n_values, sample.close, sample.y
