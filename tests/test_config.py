@@ -22,7 +22,7 @@ def _options(group):
     if group in registered:
         return [name for name in registered[group] if name != "custom"]
     if group == "runner":
-        return ["default", "threading", "sequential", "dask"]
+        return ["default", "loky", "fork", "threading", "sequential", "dask"]  # config.register_configs
     return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
 
 
