@@ -70,6 +70,12 @@ class StudyResult:
 
     def figures(self) -> dict[str, Any]:
         """The study's figures as matplotlib Figures, by name."""
+        from simstudy.report.figures import draw_figure
+
+        return {name: draw_figure(figure) for name, figure in self._figure_makers().items()}
+
+    def _figure_makers(self) -> dict[str, Any]:
+        """What :meth:`Study.figures` gives: Figures or figure makers, by name."""
         from simstudy.report.prewarm import wait_for_prewarm
 
         wait_for_prewarm()  # matplotlib is never used from two threads at once
@@ -102,7 +108,7 @@ class StudyResult:
         ``headline.txt``, ``tables.tex`` (booktabs), ``report.html`` (self-contained) and
         ``manifest.json`` into ``directory``; returns the files written."""
         from simstudy.manifest import write_json
-        from simstudy.report.figures import save_figures
+        from simstudy.report.figures import start_saving_figures
         from simstudy.report.html import REPORT_FILE, run_report_html
         from simstudy.report.latex import write_latex_tables
 
@@ -121,15 +127,20 @@ class StudyResult:
         for name, frame in self.tables.extra.items():
             files.append(directory / f"{name}.csv")
             frame.to_csv(files[-1], index=False)
-        files += self.study.write_tables(self.tables, directory)
-        figures = save_figures(self.figures(), directory / "figures")
-        files += list(figures.values())
-        files.append(directory / "headline.txt")
-        files[-1].write_text(self.headline() + "\n")
-        files.append(write_latex_tables(self.study.report_tables(self.tables), directory / "tables.tex",
-                                        prefix=self.study.name))
+        saving = start_saving_figures(self._figure_makers(), directory / "figures")  # forked children draw them
+        try:
+            files += self.study.write_tables(self.tables, directory)
+            figures_at = len(files)
+            headline, report_tables = self.headline(), self.report_tables()
+            files.append(directory / "headline.txt")
+            files[-1].write_text(headline + "\n")
+            files.append(write_latex_tables(report_tables, directory / "tables.tex", prefix=self.study.name))
+        finally:
+            figures = saving.wait()
+        files[figures_at:figures_at] = figures.values()
         files.append(directory / REPORT_FILE)
-        files[-1].write_text(run_report_html(self, figures), encoding="utf-8")
+        files[-1].write_text(run_report_html(self, figures, report_tables=report_tables, headline=headline),
+                             encoding="utf-8")
         if self.manifest:
             files.append(write_json(directory / "manifest.json", self.manifest))
         return files

@@ -305,5 +305,5 @@ def test_learning_curve_and_noise_curve_figures():
                           "rejection_rate": 0.05, "ci_low": 0.03, "ci_high": 0.08})
     figs = cv_variance_figures(summary[summary["population.label_noise"] == 0], tests, 0.05, loss="squared")
     assert "learning_curve" in figs
-    ax = figs["learning_curve"].axes[0]
+    ax = figs["learning_curve"]().axes[0]
     assert ax.get_ylabel() == "expected squared loss" and len(ax.lines) == 2   # mu_hat and the true error

@@ -213,18 +213,35 @@ def test_in_memory_result_gives_its_report_and_latex(table2_run):
     assert result.latex().count(r"\toprule") == len(result.report_tables())
 
 
-def _three_figures():
+def _figure(i: int, name: str):
     from simstudy.report.figures import finish
 
-    figures = {}
-    for i, name in enumerate(("a", "b", "c")):
-        fig, ax = plt.subplots(figsize=(3, 2))
-        ax.errorbar([1, 2, 3], [i, i + 1, i + 0.5], yerr=[0.1, 0.2, 0.1], label=f"series {i}")
-        figures[name] = finish(fig, ax, f"panel {name}")
-    return figures
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.errorbar([1, 2, 3], [i, i + 1, i + 0.5], yerr=[0.1, 0.2, 0.1], label=f"series {i}")
+    return finish(fig, ax, f"panel {name}")
 
 
-def test_figures_saved_by_a_forked_child_are_the_same_bytes(tmp_path, monkeypatch):
+def _three_figures():
+    return {name: _figure(i, name) for i, name in enumerate(("a", "b", "c"))}
+
+
+def _three_makers(drawn_by: list | None = None):
+    """Figure makers; each records the process that drew it (a file per figure in ``drawn_by[0]``)."""
+    import functools
+    import os
+
+    def make(i, name):
+        if drawn_by:
+            (drawn_by[0] / name).write_text(str(os.getpid()))
+        return _figure(i, name)
+
+    return {name: functools.partial(make, i, name) for i, name in enumerate(("a", "b", "c"))}
+
+
+@pytest.mark.parametrize("kind", ["figures", "makers"])
+def test_figures_saved_by_forked_children_are_the_same_bytes(tmp_path, monkeypatch, kind):
+    """One child per core (up to one per figure) saves the figures, figure makers drawn in the
+    child: the same bytes as saved in this process, and this process draws no maker."""
     import os
 
     from simstudy import forkpool
@@ -232,8 +249,9 @@ def test_figures_saved_by_a_forked_child_are_the_same_bytes(tmp_path, monkeypatc
 
     if not forkpool.fork_available():
         pytest.skip("fork: Linux only")
+    make = _three_figures if kind == "figures" else _three_makers
     monkeypatch.setattr(forkpool, "safe_to_fork", lambda: False)
-    serial = figures_module.save_figures(_three_figures(), tmp_path / "serial")
+    serial = figures_module.save_figures(make(), tmp_path / "serial")
     forks = []
     real_fork = os.fork
 
@@ -243,10 +261,15 @@ def test_figures_saved_by_a_forked_child_are_the_same_bytes(tmp_path, monkeypatc
 
     monkeypatch.setattr(forkpool, "safe_to_fork", lambda: True)
     monkeypatch.setattr(os, "fork", counting_fork)
-    parallel = figures_module.save_figures(_three_figures(), tmp_path / "parallel")
-    assert forks == [1] and list(parallel) == ["a", "b", "c"]
+    (tmp_path / "drawn").mkdir()
+    figures = _three_figures() if kind == "figures" else _three_makers([tmp_path / "drawn"])
+    saving = figures_module.start_saving_figures(figures, tmp_path / "parallel")
+    parallel = saving.wait()
+    assert len(forks) == min(3, len(os.sched_getaffinity(0))) and list(parallel) == ["a", "b", "c"]
     for name in serial:
         assert parallel[name].read_bytes() == serial[name].read_bytes(), name
+    drawn = {p.read_text() for p in (tmp_path / "drawn").iterdir()}
+    assert str(os.getpid()) not in drawn and len(drawn) == (0 if kind == "figures" else len(forks))
 
 
 def test_figures_of_a_failing_child_are_saved_by_the_parent(tmp_path, monkeypatch):
@@ -266,5 +289,20 @@ def test_figures_of_a_failing_child_are_saved_by_the_parent(tmp_path, monkeypatc
 
     monkeypatch.setattr(forkpool, "safe_to_fork", lambda: True)
     monkeypatch.setattr(figures_module, "save_figure", dies_in_the_child)
-    paths = figures_module.save_figures(_three_figures(), tmp_path / "figs")
-    assert all(p.is_file() and p.stat().st_size > 0 for p in paths.values())
+    for kind, figures in (("figures", _three_figures()), ("makers", _three_makers())):
+        paths = figures_module.save_figures(figures, tmp_path / kind)
+        assert all(p.is_file() and p.stat().st_size > 0 for p in paths.values())
+
+
+def test_a_figure_maker_that_raises_raises_in_this_process(tmp_path, monkeypatch):
+    """A bug in a study's figure code fails in the child, then again here, with its own exception."""
+    from simstudy import forkpool
+    from simstudy.report import figures as figures_module
+
+    def broken():
+        raise ValueError("no such column")
+
+    for fork in (True, False):
+        monkeypatch.setattr(forkpool, "safe_to_fork", lambda: fork and forkpool.fork_available())
+        with pytest.raises(ValueError, match="no such column"):
+            figures_module.save_figures({**_three_makers(), "broken": broken}, tmp_path / str(fork))

@@ -159,7 +159,7 @@ def test_figures_are_small_multiples_with_wilson_bars_and_the_sizes_run():
     spec = importlib.util.spec_from_file_location("rho_hat_summary", root / "experiments" / "rho_hat_summary.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    per_run = rho_hat_figures(summary, tests, 0.05, "letter, tree")["size_power_vs_n"]
+    per_run = rho_hat_figures(summary, tests, 0.05, "letter, tree")["size_power_vs_n"]()
     combined = script.size_power_figure([("letter_tree", summary, tests)] * 2, 0.05, None)
     sizes = [str(n) for n in sorted(tests["n"].unique())]
     for fig in (per_run, combined):

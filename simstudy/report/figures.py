@@ -18,17 +18,19 @@ fit for a paper whatever the study:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator  # noqa: E402
 
-__all__ = ["ERROR_BARS", "Z95", "style_axes", "save_figure", "save_figures", "plt", "size_axis", "plain_log_axis",
-           "rate_bars", "mean_bars", "paper_points", "finish", "panel_grid", "series_style", "plain_number"]
+__all__ = ["ERROR_BARS", "Z95", "style_axes", "save_figure", "save_figures", "start_saving_figures", "FigureSaving",
+           "draw_figure", "plt", "size_axis", "plain_log_axis", "rate_bars", "mean_bars", "paper_points", "finish",
+           "panel_grid", "series_style", "plain_number"]
 
 #: The two-sided 95% normal quantile used for every "+-" and error bar of means.
 Z95 = 1.959963984540054
@@ -191,14 +193,48 @@ def save_figure(fig, path: Path, dpi: int = 130) -> Path:
     return path
 
 
-def save_figures(figures: dict, folder: Path) -> dict[str, Path]:
-    """Save every figure as ``folder/<name>.png`` (:func:`save_figure`); returns the paths by name.
+def draw_figure(figure) -> Figure:
+    """``figure`` itself, or the Figure its maker (a function of no argument) draws."""
+    return figure if isinstance(figure, Figure) else figure()
 
-    Rendering a PNG is single-threaded work that holds the GIL (0.1-0.15 s a figure). Where this
-    process may fork (:func:`simstudy.forkpool.safe_to_fork`: Linux, one thread; the command
-    line after its workers are released), a forked child saves the second half of the figures
-    while this process saves the first: the same bytes, in about half the time. A child that
-    fails leaves its figures to this process, which then saves them itself.
+
+class FigureSaving:
+    """Figures being saved (:func:`start_saving_figures`); :meth:`wait` gives their paths."""
+
+    def __init__(self, figures: Mapping[str, Any], paths: dict[str, Path], children: dict[int, list[str]]):
+        self._figures, self.paths, self._children = figures, paths, children
+
+    def wait(self) -> dict[str, Path]:
+        """Wait for the forked children; save in this process whatever a failed child left unsaved.
+        Returns the PNG paths by name, in the order the study gave the figures."""
+        import os
+
+        unsaved = []
+        for pid, names in self._children.items():
+            _, status = os.waitpid(pid, 0)
+            failed = os.waitstatus_to_exitcode(status) != 0
+            unsaved += [name for name in names if failed or not self.paths[name].is_file()]
+        for name in [name for names in self._children.values() for name in names if name not in unsaved]:
+            if isinstance(self._figures[name], Figure):
+                plt.close(self._figures[name])
+        self._children = {}
+        for name in unsaved:  # a child failed: saved here instead (a bug in a figure maker raises here)
+            save_figure(draw_figure(self._figures[name]), self.paths[name])
+        return self.paths
+
+
+def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSaving:
+    """Start saving every figure as ``folder/<name>.png`` (:func:`save_figure`); this process may
+    do other work until :meth:`FigureSaving.wait`.
+
+    ``figures`` maps names to Figures or to figure makers (functions of no argument returning a
+    Figure; :meth:`simstudy.studies.base.Study.figures`), which are called in the process that
+    saves the figure. Drawing and rendering a PNG is single-threaded work that holds the GIL
+    (0.05-0.1 s a figure). Where this process may fork (:func:`simstudy.forkpool.safe_to_fork`:
+    Linux, one thread; the command line once its workers are released), forked children, one per
+    core up to one per figure, draw and save the figures (names dealt out in turn) while this
+    process goes on: the same bytes as saved here. A child that fails leaves its figures to
+    :meth:`FigureSaving.wait`, which saves them in this process.
     """
     import os
 
@@ -208,25 +244,27 @@ def save_figures(figures: dict, folder: Path) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = {name: folder / f"{name}.png" for name in figures}
     names = list(figures)
-    mine, theirs = names[: (len(names) + 1) // 2], names[(len(names) + 1) // 2:]
-    child = os.fork() if theirs and safe_to_fork() else None
-    if child == 0:  # the child: its half, then out without flushing or tearing anything down
-        code = 1
-        try:
-            for name in theirs:
-                save_figure(figures[name], paths[name])
-            code = 0
-        finally:
-            os._exit(code)
-    if child is None:
-        mine, theirs = names, []
-    for name in mine:
-        save_figure(figures[name], paths[name])
-    if child is not None:
-        _, status = os.waitpid(child, 0)
-        for name in theirs:
-            if os.waitstatus_to_exitcode(status) != 0 or not paths[name].is_file():
-                save_figure(figures[name], paths[name])  # the child failed: this process saves its half
-            else:
-                plt.close(figures[name])
-    return paths
+    children: dict[int, list[str]] = {}
+    if names and safe_to_fork():
+        count = min(len(names), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+        for share in (names[i::count] for i in range(count)):
+            pid = os.fork()
+            if pid == 0:  # a child: its share, then out without flushing or tearing anything down
+                code = 1
+                try:
+                    for name in share:
+                        save_figure(draw_figure(figures[name]), paths[name])
+                    code = 0
+                finally:
+                    os._exit(code)
+            children[pid] = share
+    else:
+        for name in names:
+            save_figure(draw_figure(figures[name]), paths[name])
+    return FigureSaving(figures, paths, children)
+
+
+def save_figures(figures: Mapping[str, Any], folder: Path) -> dict[str, Path]:
+    """Save every figure (or figure maker's figure) as ``folder/<name>.png``; returns the paths by
+    name (:func:`start_saving_figures`, then wait)."""
+    return start_saving_figures(figures, folder).wait()

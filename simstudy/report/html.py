@@ -128,10 +128,12 @@ def _failures(manifest: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def run_report_html(result: Any, figure_files: Mapping[str, Path] | None = None) -> str:
+def run_report_html(result: Any, figure_files: Mapping[str, Path] | None = None, *,
+                    report_tables: Mapping[str, pd.DataFrame] | None = None, headline: str | None = None) -> str:
     """The HTML report of one run (a :class:`simstudy.results.StudyResult`).
 
     ``figure_files`` (name -> PNG file) are embedded; without them the figures are drawn anew.
+    ``report_tables`` and ``headline``, when given, are the result's (already computed).
     """
     study, manifest = result.study, result.manifest or {}
     labels = ", ".join(f"{k} {v}" for k, v in result.tables.labels.items() if isinstance(v, (str, int, float)))
@@ -140,7 +142,7 @@ def run_report_html(result: Any, figure_files: Mapping[str, Path] | None = None)
                 f"Commit {env.get('git_commit', 'unknown')}, finished {manifest.get('finished_utc', 'unknown')}"
                 f"{', wall time %.1f s' % manifest['wall_time_s'] if manifest.get('wall_time_s') else ''}.")
     tables = [f'<p class="note">{html.escape(ERROR_BARS)} Rates show [95% Wilson interval] (count/replicates).</p>']
-    for title, frame in study.report_tables(result.tables).items():
+    for title, frame in (result.report_tables() if report_tables is None else report_tables).items():
         tables += [f"<h3>{html.escape(title)}</h3>", table_html(frame)]
     if figure_files is None:
         import io
@@ -158,7 +160,8 @@ def run_report_html(result: Any, figure_files: Mapping[str, Path] | None = None)
     else:
         figures = [figure_tag(Path(path), name) for name, path in figure_files.items()]
     config = yaml.safe_dump(json.loads(json.dumps(result.config, default=str)), sort_keys=False)
-    sections = [("headline", "Headline", [_pre(result.headline() or "(this study defines no headline)")]),
+    headline = result.headline() if headline is None else headline
+    sections = [("headline", "Headline", [_pre(headline or "(this study defines no headline)")]),
                 ("tables", "Tables (with Monte Carlo errors)", tables),
                 ("figures", "Figures", figures or ["<p>This study draws no figures.</p>"]),
                 ("failures", "Failures and warnings", _failures(manifest)),

@@ -200,7 +200,10 @@ class Study:
         raise NotImplementedError(f"study {self.name!r} defines no aggregation")
 
     def figures(self, tables: StudyTables) -> dict[str, Any]:
-        """Matplotlib figures by file stem (written to ``figures/<stem>.png``)."""
+        """The figures by file stem (written to ``figures/<stem>.png``): matplotlib Figures or,
+        better, figure makers (functions of no argument returning a Figure, e.g.
+        ``functools.partial(plot, tables.summary)``). A run draws makers in the processes that save
+        the figures, several at once; :meth:`simstudy.results.StudyResult.figures` draws them all."""
         return {}
 
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:

@@ -7,6 +7,8 @@ series; the same procedure has the same colour and marker in every panel and fig
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 
@@ -69,53 +71,67 @@ def _rate_grid(frame: pd.DataFrame, rows: list[str], row_key: str, proc_key: str
 def cv_clt_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float,
                    stability: pd.DataFrame | None = None, rate_loss: bool = True) -> dict:
     """coverage_vs_n, coverage_full_vs_n, width_vs_n, (with comparisons) size_power_vs_n and
-    (given the loss-stability table) loss_stability_vs_n.
+    (given the loss-stability table) loss_stability_vs_n, as figure makers
+    (:func:`simstudy.report.figures.draw_figure`).
 
     ``rate_loss``: the loss is a rate in [0, 1] (widths in percentage points); otherwise
     (squared, absolute... losses) widths are shown in the loss's units."""
     out = {}
     if stability is not None and len(stability) and (stability["kind"] == "learner").any():
-        out["loss_stability_vs_n"] = _stability_figure(summary, stability, alpha)
+        out["loss_stability_vs_n"] = partial(_stability_figure, summary, stability, alpha)
     sizes = sorted(summary["n"].unique())
     learners = summary[summary["kind"] == "learner"]
     names = list(dict.fromkeys(learners["subject"]))
-    nominal = f"nominal {100 * (1 - alpha):g}%"
     if names:
         for column, fname, ylabel in (("coverage", "coverage_vs_n", "coverage of R_n (%)"),
                                       ("coverage_full", "coverage_full_vs_n", "coverage of Err_XY (%)")):
-            fig, axes = _rate_grid(learners, names, "subject", "procedure", [(column, ylabel)], sizes, 1 - alpha,
-                                   nominal)
-            out[fname] = finish(fig, axes, caption=f"Coverage of level-{100 * (1 - alpha):g}% intervals; rows: "
-                                                   "learners. Error bars: 95% Wilson intervals.")
-        families = _families(learners["procedure"])
-        scale, unit = (100, "points") if rate_loss else (1, "loss units")
-        fig, axes = panel_grid(len(names), len(families), width=3.8, height=2.9)
-        for i, name in enumerate(names):
-            sub = learners[learners["subject"] == name]
-            for j, (title, procs) in enumerate(families):
-                ax = axes[i, j]
-                for proc in procs:
-                    g = sub[sub["procedure"] == proc].sort_values("n")
-                    se = g["width_se"] if "width_se" in g else 0 * g["mean_width"]
-                    mean_bars(ax, g["n"], g["mean_width"], se, scale=scale, **_style(proc))
-                size_axis(ax, sizes, label="training-set size n" if i == len(names) - 1 else None)
-                ax.set_yscale("log")
-                plain_log_axis(ax, "y")
-                ax.set_ylabel(f"{name}\nmean width ({unit})" if j == 0 else f"mean width ({unit})", fontsize=8)
-                ax.set_title(title if i == 0 else "", fontsize=8)
-        out["width_vs_n"] = finish(fig, axes, caption=f"Mean width of the intervals in {'percentage points' if rate_loss else 'loss units'} (log "
-                                                      "scale); rows: learners. Error bars: +-1.96 Monte Carlo SE "
-                                                      "(mostly smaller than the markers).")
+            out[fname] = partial(_coverage_figure, learners, names, column, ylabel, sizes, alpha)
+        out["width_vs_n"] = partial(_width_figure, learners, names, sizes, rate_loss)
     if tests is not None and len(tests):
-        comparisons = list(dict.fromkeys(tests["comparison"]))
-        fig, axes = _rate_grid(tests, comparisons, "comparison", "test",
-                               [("size", "size (%)"), ("power", "power (%)")], sizes, alpha, f"alpha = {alpha:g}")
-        caption = ("One-sided tests of \"A better than B\" (rows: A vs B). Size: rejection rate among replicates with "
-                   "R_n(A) >= R_n(B); power: among those with R_n(A) < R_n(B) (counts in summary.md); points from fewer "
-                   f"than {MIN_REPLICATES} such replicates are not drawn. Error bars: 95% Wilson intervals.")
-        out["size_power_vs_n"] = finish(fig, axes, caption=caption)
+        out["size_power_vs_n"] = partial(_size_power_figure, tests, sizes, alpha)
     return out
 
+
+def _coverage_figure(learners: pd.DataFrame, names: list, column: str, ylabel: str, sizes: list, alpha: float):
+    """Coverage (``column``) against n: rows learners, columns families of procedures."""
+    fig, axes = _rate_grid(learners, names, "subject", "procedure", [(column, ylabel)], sizes, 1 - alpha,
+                           f"nominal {100 * (1 - alpha):g}%")
+    return finish(fig, axes, caption=f"Coverage of level-{100 * (1 - alpha):g}% intervals; rows: "
+                                     "learners. Error bars: 95% Wilson intervals.")
+
+
+def _width_figure(learners: pd.DataFrame, names: list, sizes: list, rate_loss: bool):
+    """Mean interval width against n (log scale): rows learners, columns families of procedures."""
+    families = _families(learners["procedure"])
+    scale, unit = (100, "points") if rate_loss else (1, "loss units")
+    fig, axes = panel_grid(len(names), len(families), width=3.8, height=2.9)
+    for i, name in enumerate(names):
+        sub = learners[learners["subject"] == name]
+        for j, (title, procs) in enumerate(families):
+            ax = axes[i, j]
+            for proc in procs:
+                g = sub[sub["procedure"] == proc].sort_values("n")
+                se = g["width_se"] if "width_se" in g else 0 * g["mean_width"]
+                mean_bars(ax, g["n"], g["mean_width"], se, scale=scale, **_style(proc))
+            size_axis(ax, sizes, label="training-set size n" if i == len(names) - 1 else None)
+            ax.set_yscale("log")
+            plain_log_axis(ax, "y")
+            ax.set_ylabel(f"{name}\nmean width ({unit})" if j == 0 else f"mean width ({unit})", fontsize=8)
+            ax.set_title(title if i == 0 else "", fontsize=8)
+    return finish(fig, axes, caption=f"Mean width of the intervals in "
+                                     f"{'percentage points' if rate_loss else 'loss units'} (log scale); rows: "
+                                     "learners. Error bars: +-1.96 Monte Carlo SE (mostly smaller than the markers).")
+
+
+def _size_power_figure(tests: pd.DataFrame, sizes: list, alpha: float):
+    """Size and power of the one-sided tests against n: rows comparisons."""
+    comparisons = list(dict.fromkeys(tests["comparison"]))
+    fig, axes = _rate_grid(tests, comparisons, "comparison", "test",
+                           [("size", "size (%)"), ("power", "power (%)")], sizes, alpha, f"alpha = {alpha:g}")
+    caption = ("One-sided tests of \"A better than B\" (rows: A vs B). Size: rejection rate among replicates with "
+               "R_n(A) >= R_n(B); power: among those with R_n(A) < R_n(B) (counts in summary.md); points from fewer "
+               f"than {MIN_REPLICATES} such replicates are not drawn. Error bars: 95% Wilson intervals.")
+    return finish(fig, axes, caption=caption)
 
 
 def _stability_figure(summary: pd.DataFrame, stability: pd.DataFrame, alpha: float):

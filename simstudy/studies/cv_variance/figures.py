@@ -1,6 +1,8 @@
 """Figures of the cv_variance study: rho against n, type-I error against n and against rho_hat."""
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 
 from simstudy.report.figures import finish, mean_bars, paper_points, plt, rate_bars, size_axis
@@ -99,11 +101,12 @@ def plot_learning_curve(summary: pd.DataFrame, loss: str = "loss", label: str = 
 
 def cv_variance_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float, dataset: str | None = None,
                         label: str = "", loss: str = "loss") -> dict:
-    """All figures of the cv_variance study by file stem."""
-    return {"rho_vs_n": plot_rho_vs_n(summary, dataset, label),
-            "type1_vs_n": plot_type1_vs_n(tests, alpha, dataset, label=label),
-            "type1_vs_rho_hat": plot_type1_vs_rho_hat(tests, alpha, label),
-            "learning_curve": plot_learning_curve(summary, loss, label)}
+    """All figures of the cv_variance study by file stem, as figure makers (functions of no
+    argument drawing the figure: :func:`simstudy.report.figures.draw_figure`)."""
+    return {"rho_vs_n": partial(plot_rho_vs_n, summary, dataset, label),
+            "type1_vs_n": partial(plot_type1_vs_n, tests, alpha, dataset, label=label),
+            "type1_vs_rho_hat": partial(plot_type1_vs_rho_hat, tests, alpha, label),
+            "learning_curve": partial(plot_learning_curve, summary, loss, label)}
 
 
 def plot_error_vs_parameter(summary: pd.DataFrame, parameter: str):

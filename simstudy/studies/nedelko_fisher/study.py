@@ -7,6 +7,7 @@ discriminant with an ERM threshold): the population and learner groups do not ap
 """
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,7 @@ class NedelkoFisherStudy(Study):
         from simstudy.studies.nedelko_fisher.figures import risk_estimate_figure
 
         c = self.config
-        return {f"fig3_N{N}": risk_estimate_figure(g, int(N), int(c.K), str(c.rhat_method), str(c.tie_rule))
+        return {f"fig3_N{N}": partial(risk_estimate_figure, g, int(N), int(c.K), str(c.rhat_method), str(c.tie_rule))
                 for N, g in tables.summary.groupby("sample_size")}
 
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:

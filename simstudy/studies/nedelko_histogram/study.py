@@ -6,6 +6,7 @@ over the whole grid of distributions (:mod:`.exact`), which takes seconds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +122,7 @@ class NedelkoHistogramStudy(Study):
         from simstudy.studies.nedelko_histogram.figures import histogram_scatter_figure
 
         c = self.config
-        return {"fig4_histogram": histogram_scatter_figure(tables.summary, c.sample_size, c.K, c.cells, c.tie)}
+        return {"fig4_histogram": partial(histogram_scatter_figure, tables.summary, c.sample_size, c.K, c.cells, c.tie)}
 
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
         c = self.config

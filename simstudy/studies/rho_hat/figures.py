@@ -2,11 +2,13 @@
 against the estimated rho_hat."""
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 
 from simstudy.report.figures import finish, mean_bars, panel_grid, rate_bars, size_axis
 
-__all__ = ["FAMILIES", "STYLE", "family_axes", "rho_axes", "rho_hat_figures"]
+__all__ = ["FAMILIES", "STYLE", "family_axes", "rho_axes", "rho_hat_figures", "size_power_figure"]
 
 #: Colour, marker, line style per procedure.
 STYLE = {
@@ -72,7 +74,13 @@ def rho_axes(ax, summary: pd.DataFrame, tests: pd.DataFrame) -> None:
 
 
 def rho_hat_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float, title: str) -> dict:
-    """size_power_vs_n: top row size (one panel per family) and rho, bottom row power (the same families)."""
+    """size_power_vs_n (:func:`size_power_figure`) as a figure maker
+    (:func:`simstudy.report.figures.draw_figure`)."""
+    return {"size_power_vs_n": partial(size_power_figure, summary, tests, alpha, title)}
+
+
+def size_power_figure(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float, title: str):
+    """Top row size (one panel per family) and rho, bottom row power (the same families)."""
     families = list(FAMILIES)
     fig, axes = panel_grid(2, len(families) + 1, width=3.4, height=2.8)
     family_axes(axes[0, :len(families)], axes[1, :len(families)], tests, alpha)
@@ -80,4 +88,4 @@ def rho_hat_figures(summary: pd.DataFrame, tests: pd.DataFrame, alpha: float, ti
     axes[1, -1].set_visible(False)
     panels = list(axes[0]) + list(axes[1, :len(families)])
     titles = ([f"{title}: size, {f}" for f in families] + ["rho"] + [f"power, {f}" for f in families])
-    return {"size_power_vs_n": finish(fig, panels, titles, ncol=5, legend_size=7)}
+    return finish(fig, panels, titles, ncol=5, legend_size=7)
