@@ -1,14 +1,14 @@
 """Load the report's libraries while the workers compute, so that writing the report starts warm.
 
 A run's files end with its aggregation and figures: the aggregation's p-values and intervals
-need ``scipy.stats`` (about 0.6 s of CPU to import on the 2-core machines of ``results/benchmarks``;
-a study whose aggregation needs only :mod:`simstudy.inference.distributions` names scipy.special
-instead, :attr:`simstudy.studies.base.Study.aggregation_imports`), the figures matplotlib (its import, the Agg
-renderer and the first font loaded: about half a second), all paid after the last chunk, on the
-critical path. While the worker processes finish their warm-up and compute the chunks, the
-main process mostly waits for them, so :func:`start_prewarm` (called just before the chunks are
-dispatched) does that work in a background thread (the imports, then one tiny figure
-drawn into memory). :func:`wait_for_prewarm` joins it: called before the main thread draws any
+need ``scipy.stats`` (about 0.6 s of CPU to import on the 2-core machines of
+``results/benchmarks``; a study whose aggregation needs only
+:mod:`simstudy.inference.distributions` names scipy.special instead,
+:attr:`simstudy.studies.base.Study.aggregation_imports`), the figures matplotlib (its import and
+the Agg renderer: about 0.3 s), all paid after the last chunk, on the critical path. While the
+worker processes finish their warm-up and compute the chunks, the main process mostly waits for
+them, so :func:`start_prewarm` (called just before the chunks are dispatched) does that work in
+a background thread. :func:`wait_for_prewarm` joins it: called before the main thread draws any
 figure, so that matplotlib is never used from two threads at once. Nothing here changes a
 figure or a number; a failure is logged at debug level and the report then loads the libraries
 itself, as before.
@@ -49,12 +49,15 @@ def wait_for_prewarm() -> None:
 
 
 def _prewarm(modules: tuple[str, ...]) -> None:
-    """The aggregation's ``modules``, one t-distribution tail (the aggregation's p-values), the
-    imports of :meth:`simstudy.results.StudyResult.write`, then one tiny figure with a title, a
-    legend and an italic caption rendered to memory (loads the fonts and the renderer)."""
+    """The aggregation's ``modules``, one t-distribution tail (the aggregation's p-values) and the
+    imports of :meth:`simstudy.results.StudyResult.write` (matplotlib with the Agg renderer).
+
+    No figure is drawn here: the figures are drawn by forked children
+    (:func:`simstudy.report.figures.start_saving_figures`), which load the fonts in parallel.
+    A warm-up figure here (0.06 s of this process's time, before the first chunk of a tiny run)
+    saved the children 0.015 s."""
     try:
         import importlib
-        import io
 
         from simstudy.inference.distributions import t_sf
 
@@ -64,13 +67,5 @@ def _prewarm(modules: tuple[str, ...]) -> None:
 
         from simstudy.report import html, latex  # noqa: F401
         from simstudy.report.figures import finish, plt, save_figure  # noqa: F401
-
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(2.0, 1.5))
-        ax = fig.add_subplot()
-        ax.errorbar([1, 2], [1, 2], yerr=[0.1, 0.1], label="warm")
-        finish(fig, ax, "warm")
-        fig.savefig(io.BytesIO(), format="png", dpi=30, bbox_inches="tight")
     except Exception as exc:  # pragma: no cover - the report then loads everything itself
         log.debug("report prewarm failed: %s", exc)
