@@ -232,7 +232,8 @@ def _three_makers(drawn_by: list | None = None):
 
     def make(i, name):
         if drawn_by:
-            (drawn_by[0] / name).write_text(str(os.getpid()))
+            with open(drawn_by[0] / name, "a") as fh:
+                fh.write(f"{os.getpid()}\n")
         return _figure(i, name)
 
     return {name: functools.partial(make, i, name) for i, name in enumerate(("a", "b", "c"))}
@@ -240,8 +241,9 @@ def _three_makers(drawn_by: list | None = None):
 
 @pytest.mark.parametrize("kind", ["figures", "makers"])
 def test_figures_saved_by_forked_children_are_the_same_bytes(tmp_path, monkeypatch, kind):
-    """One child per core (up to one per figure) saves the figures, figure makers drawn in the
-    child: the same bytes as saved in this process, and this process draws no maker."""
+    """One child per core (up to one per figure) takes figures from the queue, figure makers
+    drawn where the figure is saved: the same bytes as saved in this process, every figure drawn
+    once, by a child or (what is left when this process waits) by this process."""
     import os
 
     from simstudy import forkpool
@@ -268,8 +270,34 @@ def test_figures_saved_by_forked_children_are_the_same_bytes(tmp_path, monkeypat
     assert len(forks) == min(3, len(os.sched_getaffinity(0))) and list(parallel) == ["a", "b", "c"]
     for name in serial:
         assert parallel[name].read_bytes() == serial[name].read_bytes(), name
-    drawn = {p.read_text() for p in (tmp_path / "drawn").iterdir()}
-    assert str(os.getpid()) not in drawn and len(drawn) == (0 if kind == "figures" else len(forks))
+    drawn = [p.read_text().split() for p in (tmp_path / "drawn").iterdir()]
+    assert all(len(pids) == 1 for pids in drawn) and len(drawn) == (0 if kind == "figures" else 3)
+
+
+def test_figures_left_in_the_queue_are_saved_while_this_process_waits(tmp_path, monkeypatch):
+    """Children that take nothing (here: forked as processes that exit at once) leave every
+    figure to this process's wait, in the study's order."""
+    import os
+
+    from simstudy import forkpool
+    from simstudy.report import figures as figures_module
+
+    if not forkpool.fork_available():
+        pytest.skip("fork: Linux only")
+    real_fork = os.fork
+
+    def idle_child():
+        pid = real_fork()
+        if pid == 0:
+            os._exit(0)
+        return pid
+
+    monkeypatch.setattr(forkpool, "safe_to_fork", lambda: True)
+    monkeypatch.setattr(os, "fork", idle_child)
+    (tmp_path / "drawn").mkdir()
+    paths = figures_module.start_saving_figures(_three_makers([tmp_path / "drawn"]), tmp_path / "figs").wait()
+    assert list(paths) == ["a", "b", "c"] and all(p.is_file() for p in paths.values())
+    assert {p.read_text() for p in (tmp_path / "drawn").iterdir()} == {f"{os.getpid()}\n"}
 
 
 def test_figures_of_a_failing_child_are_saved_by_the_parent(tmp_path, monkeypatch):

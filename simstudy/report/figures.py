@@ -17,6 +17,8 @@ fit for a paper whatever the study:
 """
 from __future__ import annotations
 
+import os
+import struct
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -198,70 +200,98 @@ def draw_figure(figure) -> Figure:
     return figure if isinstance(figure, Figure) else figure()
 
 
+#: A figure's position in the order the study gave the figures, as it travels through a pipe.
+_INDEX = struct.Struct(">I")
+#: At most this many figures are shared out through a pipe (their indices fit in PIPE_BUF, so
+#: every read and write of one index is atomic); a study with more saves them in this process.
+_MAX_SHARED = 1024
+
+
+def _claim(fd: int | None) -> int | None:
+    """The next unclaimed figure index from the work pipe, or None when none is left."""
+    data = os.read(fd, _INDEX.size) if fd is not None else b""
+    return _INDEX.unpack(data)[0] if data else None
+
+
 class FigureSaving:
     """Figures being saved (:func:`start_saving_figures`); :meth:`wait` gives their paths."""
 
-    def __init__(self, figures: Mapping[str, Any], paths: dict[str, Path], children: dict[int, list[str]]):
-        self._figures, self.paths, self._children = figures, paths, children
+    def __init__(self, figures: Mapping[str, Any], paths: dict[str, Path], children: list[int],
+                 todo: int | None = None, done: int | None = None):
+        self._figures, self.paths, self._children, self._todo, self._done = figures, paths, children, todo, done
 
     def wait(self) -> dict[str, Path]:
-        """Wait for the forked children; save in this process whatever a failed child left unsaved.
-        Returns the PNG paths by name, in the order the study gave the figures."""
-        import os
-
-        unsaved = []
-        for pid, names in self._children.items():
-            _, status = os.waitpid(pid, 0)
-            failed = os.waitstatus_to_exitcode(status) != 0
-            unsaved += [name for name in names if failed or not self.paths[name].is_file()]
-        for name in [name for names in self._children.values() for name in names if name not in unsaved]:
-            if isinstance(self._figures[name], Figure):
-                plt.close(self._figures[name])
-        self._children = {}
-        for name in unsaved:  # a child failed: saved here instead (a bug in a figure maker raises here)
-            save_figure(draw_figure(self._figures[name]), self.paths[name])
+        """Save the figures no child has taken yet, in this process; wait for the children; save
+        here whatever a failed child left unsaved. Returns the PNG paths by name, in the order the
+        study gave the figures."""
+        names = list(self._figures)
+        saved = set()
+        while (index := _claim(self._todo)) is not None:
+            self._save(names[index])
+            saved.add(index)
+        for pid in self._children:
+            os.waitpid(pid, 0)
+        by_children = set()
+        if self._done is not None:
+            while data := os.read(self._done, 4096):
+                by_children.update(i for (i,) in _INDEX.iter_unpack(data))
+        for fd in (self._todo, self._done):
+            if fd is not None:
+                os.close(fd)
+        self._children, self._todo, self._done = [], None, None
+        for index, name in enumerate(names):
+            if index in by_children:
+                if isinstance(self._figures[name], Figure):
+                    plt.close(self._figures[name])
+            elif index not in saved:  # no fork, or a child failed (a bug in a figure maker raises here)
+                self._save(name)
         return self.paths
+
+    def _save(self, name: str) -> None:
+        save_figure(draw_figure(self._figures[name]), self.paths[name])
 
 
 def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSaving:
     """Start saving every figure as ``folder/<name>.png`` (:func:`save_figure`); this process may
-    do other work until :meth:`FigureSaving.wait`.
+    do other work until :meth:`FigureSaving.wait`, which saves what is left.
 
     ``figures`` maps names to Figures or to figure makers (functions of no argument returning a
     Figure; :meth:`simstudy.studies.base.Study.figures`), which are called in the process that
     saves the figure. Drawing and rendering a PNG is single-threaded work that holds the GIL
     (0.05-0.1 s a figure). Where this process may fork (:func:`simstudy.forkpool.safe_to_fork`:
     Linux, one thread; the command line once its workers are released), forked children, one per
-    core up to one per figure, draw and save the figures (names dealt out in turn) while this
-    process goes on: the same bytes as saved here. A child that fails leaves its figures to
-    :meth:`FigureSaving.wait`, which saves them in this process.
+    core up to one per figure, take the figures one at a time from a shared queue (a pipe of
+    indices), draw and save them, while this process goes on; :meth:`FigureSaving.wait` then takes
+    from the same queue what is left. The same bytes as saved in one process. A child that fails
+    leaves its figures to :meth:`FigureSaving.wait`, which saves them in this process.
     """
-    import os
-
     from simstudy.forkpool import safe_to_fork
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {name: folder / f"{name}.png" for name in figures}
     names = list(figures)
-    children: dict[int, list[str]] = {}
-    if names and safe_to_fork():
-        count = min(len(names), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
-        for share in (names[i::count] for i in range(count)):
-            pid = os.fork()
-            if pid == 0:  # a child: its share, then out without flushing or tearing anything down
-                code = 1
-                try:
-                    for name in share:
-                        save_figure(draw_figure(figures[name]), paths[name])
-                    code = 0
-                finally:
-                    os._exit(code)
-            children[pid] = share
-    else:
-        for name in names:
-            save_figure(draw_figure(figures[name]), paths[name])
-    return FigureSaving(figures, paths, children)
+    if not names or len(names) > _MAX_SHARED or not safe_to_fork():
+        return FigureSaving(figures, paths, [])
+    todo, queue = os.pipe()
+    os.write(queue, b"".join(_INDEX.pack(i) for i in range(len(names))))
+    os.close(queue)  # read to its end, the queue is empty
+    done, report = os.pipe()
+    children = []
+    for _ in range(min(len(names), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)):
+        pid = os.fork()
+        if pid == 0:  # a child: figures from the queue, then out without flushing or tearing anything down
+            code = 1
+            try:
+                while (index := _claim(todo)) is not None:
+                    save_figure(draw_figure(figures[names[index]]), paths[names[index]])
+                    os.write(report, _INDEX.pack(index))
+                code = 0
+            finally:
+                os._exit(code)
+        children.append(pid)
+    os.close(report)
+    return FigureSaving(figures, paths, children, todo, done)
 
 
 def save_figures(figures: Mapping[str, Any], folder: Path) -> dict[str, Path]:
