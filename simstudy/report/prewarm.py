@@ -49,8 +49,10 @@ def wait_for_prewarm() -> None:
 
 
 def _prewarm(modules: tuple[str, ...]) -> None:
-    """The aggregation's ``modules``, one t-distribution tail (the aggregation's p-values) and the
-    imports of :meth:`simstudy.results.StudyResult.write` (matplotlib with the Agg renderer).
+    """One Parquet file written to memory (the first shard is written when the first chunk ends;
+    pandas loads its Arrow conversion at the first write), the aggregation's ``modules``, one
+    t-distribution tail (the aggregation's p-values) and the imports of :meth:`simstudy.results.StudyResult.write` (matplotlib
+    with the Agg renderer).
 
     No figure is drawn here: the figures are drawn by forked children
     (:func:`simstudy.report.figures.start_saving_figures`), which load the fonts in parallel.
@@ -58,9 +60,13 @@ def _prewarm(modules: tuple[str, ...]) -> None:
     saved the children 0.015 s."""
     try:
         import importlib
+        import io
+
+        import pandas as pd
 
         from simstudy.inference.distributions import t_sf
 
+        pd.DataFrame({"warm": [0.0]}).to_parquet(io.BytesIO(), index=False)  # pandas' first Parquet write: 0.013 s
         for module in modules:
             importlib.import_module(module)
         t_sf(1.0, 3.0)
