@@ -274,9 +274,10 @@ def test_figures_saved_by_forked_children_are_the_same_bytes(tmp_path, monkeypat
     assert all(len(pids) == 1 for pids in drawn) and len(drawn) == (0 if kind == "figures" else 3)
 
 
-def test_figures_left_in_the_queue_are_saved_while_this_process_waits(tmp_path, monkeypatch):
-    """Children that take nothing (here: forked as processes that exit at once) leave every
-    figure to this process's wait, in the study's order."""
+@pytest.mark.parametrize("child", ["idle", "no fork"])
+def test_figures_left_in_the_queue_are_saved_while_this_process_waits(tmp_path, monkeypatch, child):
+    """Children that take nothing (here: processes that exit at once) or a fork that fails
+    (OSError) leave every figure to this process's wait, in the study's order."""
     import os
 
     from simstudy import forkpool
@@ -287,6 +288,8 @@ def test_figures_left_in_the_queue_are_saved_while_this_process_waits(tmp_path, 
     real_fork = os.fork
 
     def idle_child():
+        if child == "no fork":
+            raise OSError(11, "Resource temporarily unavailable")
         pid = real_fork()
         if pid == 0:
             os._exit(0)

@@ -17,6 +17,7 @@ fit for a paper whatever the study:
 """
 from __future__ import annotations
 
+import logging
 import os
 import struct
 from pathlib import Path
@@ -33,6 +34,8 @@ from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator  # noqa:
 __all__ = ["ERROR_BARS", "Z95", "style_axes", "save_figure", "save_figures", "start_saving_figures", "FigureSaving",
            "draw_figure", "plt", "size_axis", "plain_log_axis", "rate_bars", "mean_bars", "paper_points", "finish",
            "panel_grid", "series_style", "plain_number"]
+
+log = logging.getLogger("simstudy")
 
 #: The two-sided 95% normal quantile used for every "+-" and error bar of means.
 Z95 = 1.959963984540054
@@ -263,7 +266,8 @@ def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSavi
     core up to one per figure, take the figures one at a time from a shared queue (a pipe of
     indices), draw and save them, while this process goes on; :meth:`FigureSaving.wait` then takes
     from the same queue what is left. The same bytes as saved in one process. A child that fails
-    leaves its figures to :meth:`FigureSaving.wait`, which saves them in this process.
+    leaves its figures to :meth:`FigureSaving.wait`, which saves them in this process; so does a
+    fork that fails.
     """
     from simstudy.forkpool import safe_to_fork
 
@@ -279,7 +283,11 @@ def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSavi
     done, report = os.pipe()
     children = []
     for _ in range(min(len(names), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)):
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as exc:  # no memory or process slot for another child: the others and wait() do its share
+            log.debug("could not fork a figure process: %s", exc)
+            break
         if pid == 0:  # a child: figures from the queue, then out without flushing or tearing anything down
             code = 1
             try:
