@@ -134,3 +134,18 @@ def test_gaussian_folds_study_checks_proposition2(rho):
     ratio = summary.loc[0, "theta"] / pop.theta(40)  # ~ chi2(R-1)/(R-1)
     assert 2 * min(stats.chi2.cdf(ratio * (R - 1), R - 1), stats.chi2.sf(ratio * (R - 1), R - 1)) > 1e-3
     assert abs(summary.loc[0, "rho"] - rho) < 4 * summary.loc[0, "rho_se"]
+
+
+@pytest.mark.parametrize("dataset, squares", [("letter", True), (None, False)])
+def test_type1_figure_names_the_papers_squares_only_where_it_draws_them(dataset, squares):
+    """With a paper dataset the open squares are drawn and the caption names them; without one
+    (e.g. the default logistic population) neither."""
+    from simstudy.studies.cv_variance.figures import plot_type1_vs_n
+
+    tests = pd.DataFrame({"n": [20, 40] * 2, "K": 10, "test": "cv_t", "rho_hat": [0.0, 0.0, 0.7, 0.7], "alpha": 0.05,
+                          "rejection_rate": 0.05, "ci_low": 0.03, "ci_high": 0.08})
+    fig = plot_type1_vs_n(tests, 0.05, dataset)
+    caption = " ".join(t.get_text() for t in fig.texts)
+    drawn = [line for line in fig.axes[0].lines if line.get_marker() == "s" and line.get_markerfacecolor() == "none"]
+    assert ("Open squares" in caption) is squares and bool(drawn) is squares
+    assert "95% Wilson intervals" in caption

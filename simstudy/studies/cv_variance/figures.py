@@ -36,6 +36,7 @@ def plot_type1_vs_n(tests: pd.DataFrame, alpha: float, dataset: str | None = Non
     fig, ax = plt.subplots(figsize=(6, 4))
     paper = _paper(dataset)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    with_paper = False
     for i, rho_hat in enumerate(rho_hats):
         g = tests[(tests["test"] == "cv_t") & ((tests["rho_hat"] - rho_hat).abs() < 1e-9)]
         if g.empty:
@@ -46,11 +47,14 @@ def plot_type1_vs_n(tests: pd.DataFrame, alpha: float, dataset: str | None = Non
         if paper is not None and col in paper:
             paper_points(ax, paper["n"], paper[col], color=colours[i % len(colours)],
                          label=f"paper, rho_hat={rho_hat:g}")
+            with_paper = True
     ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
     size_axis(ax, tests["n"], label="training-set size n")
     ax.set_ylabel("type-I error (%)")
-    return finish(fig, ax, f"Two-sided CV t-test of H0: mu = mu_true {label}",
-                  caption="Open squares: Grandvalet & Bengio (2006), Table 2. Error bars: 95% Wilson intervals.")
+    caption = "Error bars: 95% Wilson intervals."
+    if with_paper:  # the squares are named only where they are drawn
+        caption = "Open squares: Grandvalet & Bengio (2006), Table 2. " + caption
+    return finish(fig, ax, f"Two-sided CV t-test of H0: mu = mu_true {label}", caption=caption)
 
 
 def plot_type1_vs_rho_hat(tests: pd.DataFrame, alpha: float, label: str = ""):
