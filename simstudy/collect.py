@@ -118,7 +118,7 @@ def _manifest(run: Path) -> dict:
 
 def _collect_study(sweep_dir: Path, study_name: str, runs: list[Path], prefix: str) -> CollectResult:
     from simstudy.engine import resolve_study
-    from simstudy.report.figures import save_figure
+    from simstudy.report.figures import save_figures
 
     parameters: list[str] = []
     for run in runs:
@@ -135,8 +135,7 @@ def _collect_study(sweep_dir: Path, study_name: str, runs: list[Path], prefix: s
     files.append(sweep_dir / f"{prefix}collected.md")
     files[-1].write_text("\n".join(text))
     study = resolve_study(study_name)
-    figures = {name: save_figure(fig, sweep_dir / f"{prefix}collected_figures" / f"{name}.png")
-               for name, fig in study.collect_figures(summary, tests, parameters).items()}
+    figures = save_figures(study.collect_figures(summary, tests, parameters), sweep_dir / f"{prefix}collected_figures")
     files += list(figures.values())
     files.append(write_latex_tables({f"Collected summary of study {study_name} ({len(runs)} runs)": summary},
                                     sweep_dir / f"{prefix}collected.tex", prefix=f"{study_name}-sweep"))

@@ -372,8 +372,8 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
     """Build (unless ``study`` is given), run every phase, aggregate; write files when ``out`` is set.
 
     ``release_workers``: stop the worker processes once the chunks are done (the command line,
-    which needs them no more): the process then runs one thread again and may fork to save its
-    figures in parallel (:func:`simstudy.report.figures.save_figures`).
+    which needs them no more): the process then runs one thread again and may fork to draw its
+    figures in parallel (:func:`simstudy.report.figures.start_saving_figures`).
 
     The run directory is locked before any data is loaded (a busy or foreign directory is
     refused at once) and claimed for the run's identity once the parts are built. ``out`` may be

@@ -135,8 +135,10 @@ class StudyResult:
             files.append(directory / "headline.txt")
             files[-1].write_text(headline + "\n")
             files.append(write_latex_tables(report_tables, directory / "tables.tex", prefix=self.study.name))
-        finally:
-            figures = saving.wait()
+        except BaseException:  # a full disk, Ctrl-C...: the children are stopped, nothing more is drawn
+            saving.cancel()
+            raise
+        figures = saving.wait()
         files[figures_at:figures_at] = figures.values()
         files.append(directory / REPORT_FILE)
         files[-1].write_text(run_report_html(self, figures, report_tables=report_tables, headline=headline),

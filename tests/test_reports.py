@@ -337,3 +337,88 @@ def test_a_figure_maker_that_raises_raises_in_this_process(tmp_path, monkeypatch
         monkeypatch.setattr(forkpool, "safe_to_fork", lambda: fork and forkpool.fork_available())
         with pytest.raises(ValueError, match="no such column"):
             figures_module.save_figures({**_three_makers(), "broken": broken}, tmp_path / str(fork))
+
+
+def _slow_maker():
+    import time
+
+    time.sleep(30)
+    raise AssertionError("never drawn: cancelled")
+
+
+def test_cancel_stops_the_figure_children_and_saves_nothing(tmp_path, monkeypatch):
+    """A run that fails (or is interrupted) while its figures are drawn stops the children at
+    once, reaps them and closes the pipes; nothing more is drawn."""
+    import os
+    import time
+
+    from simstudy import forkpool
+    from simstudy.report import figures as figures_module
+
+    if not forkpool.fork_available():
+        pytest.skip("fork: Linux only")
+    monkeypatch.setattr(forkpool, "safe_to_fork", lambda: True)
+    start = time.perf_counter()
+    saving = figures_module.start_saving_figures({"a": _slow_maker, "b": _slow_maker}, tmp_path)
+    children = list(saving._children)
+    saving.cancel()
+    assert time.perf_counter() - start < 10 and children and not list(tmp_path.iterdir())
+    for pid in children:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reaped
+
+
+def test_a_failure_while_the_tables_are_written_cancels_the_figures(table2_run, tmp_path, monkeypatch):
+    """StudyResult.write: an error between starting the figures and waiting for them (here the
+    study's tables) reaches the caller at once; the figure children are stopped and reaped."""
+    from simstudy import forkpool
+    from simstudy.report import figures as figures_module
+
+    result, _ = table2_run
+    cancelled = []
+    real_cancel = figures_module.FigureSaving.cancel
+
+    def cancel(self):
+        cancelled.append(list(self._children))
+        real_cancel(self)
+
+    def disk_full(tables, directory):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(forkpool, "safe_to_fork", lambda: forkpool.fork_available())
+    monkeypatch.setattr(figures_module.FigureSaving, "cancel", cancel)
+    monkeypatch.setattr(result.study, "write_tables", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        result.write(tmp_path / "out", records=False)
+    assert len(cancelled) == 1
+
+
+def test_a_figure_maker_that_raises_in_this_process_leaves_no_child_behind(tmp_path, monkeypatch):
+    """The error of a figure drawn by this process's wait() comes after the children are reaped."""
+    import os
+
+    from simstudy import forkpool
+    from simstudy.report import figures as figures_module
+
+    if not forkpool.fork_available():
+        pytest.skip("fork: Linux only")
+    real_fork, children = os.fork, []
+
+    def idle_child():
+        pid = real_fork()
+        if pid == 0:
+            os._exit(0)
+        children.append(pid)
+        return pid
+
+    def broken():
+        raise ValueError("no such column")
+
+    monkeypatch.setattr(forkpool, "safe_to_fork", lambda: True)
+    monkeypatch.setattr(os, "fork", idle_child)
+    with pytest.raises(ValueError, match="no such column"):
+        figures_module.save_figures({"broken": broken, **_three_makers()}, tmp_path)
+    assert children
+    for pid in children:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)

@@ -205,8 +205,10 @@ def draw_figure(figure) -> Figure:
 
 #: A figure's position in the order the study gave the figures, as it travels through a pipe.
 _INDEX = struct.Struct(">I")
-#: At most this many figures are shared out through a pipe (their indices fit in PIPE_BUF, so
-#: every read and write of one index is atomic); a study with more saves them in this process.
+#: At most this many figures are shared out through pipes: the queue is written whole before any
+#: child reads it, and the children's reports are read only once they have exited, so both must
+#: fit in a pipe's buffer (4096 bytes, the smallest Linux gives, holds 1024 indices). A study with
+#: more figures saves them in this process.
 _MAX_SHARED = 1024
 
 
@@ -229,19 +231,14 @@ class FigureSaving:
         study gave the figures."""
         names = list(self._figures)
         saved = set()
-        while (index := _claim(self._todo)) is not None:
-            self._save(names[index])
-            saved.add(index)
-        for pid in self._children:
-            os.waitpid(pid, 0)
-        by_children = set()
-        if self._done is not None:
-            while data := os.read(self._done, 4096):
-                by_children.update(i for (i,) in _INDEX.iter_unpack(data))
-        for fd in (self._todo, self._done):
-            if fd is not None:
-                os.close(fd)
-        self._children, self._todo, self._done = [], None, None
+        try:
+            while (index := _claim(self._todo)) is not None:
+                self._save(names[index])
+                saved.add(index)
+        except BaseException:
+            self.cancel()
+            raise
+        by_children = self._join()
         for index, name in enumerate(names):
             if index in by_children:
                 if isinstance(self._figures[name], Figure):
@@ -249,6 +246,34 @@ class FigureSaving:
             elif index not in saved:  # no fork, or a child failed (a bug in a figure maker raises here)
                 self._save(name)
         return self.paths
+
+    def cancel(self) -> None:
+        """Stop the children (SIGTERM), reap them and close the pipes; nothing more is saved (the
+        run failed or was interrupted while its figures were being drawn)."""
+        import signal
+
+        for pid in self._children:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:  # pragma: no cover - already gone
+                pass
+        self._join()
+
+    def _join(self) -> set[int]:
+        """Reap the children, close the pipes; the indices the children reported saved."""
+        for pid in self._children:
+            _, status = os.waitpid(pid, 0)
+            if status:
+                log.debug("a figure process ended with status %s; its unsaved figures are saved here", status)
+        reported = set()
+        if self._done is not None:
+            while data := os.read(self._done, 4096):
+                reported.update(i for (i,) in _INDEX.iter_unpack(data))
+        for fd in (self._todo, self._done):
+            if fd is not None:
+                os.close(fd)
+        self._children, self._todo, self._done = [], None, None
+        return reported
 
     def _save(self, name: str) -> None:
         save_figure(draw_figure(self._figures[name]), self.paths[name])
@@ -277,10 +302,19 @@ def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSavi
     names = list(figures)
     if not names or len(names) > _MAX_SHARED or not safe_to_fork():
         return FigureSaving(figures, paths, [])
-    todo, queue = os.pipe()
+    try:
+        todo, queue = os.pipe()
+    except OSError as exc:  # no file descriptor left: everything is saved here
+        log.debug("no pipe for the figure processes: %s", exc)
+        return FigureSaving(figures, paths, [])
     os.write(queue, b"".join(_INDEX.pack(i) for i in range(len(names))))
     os.close(queue)  # read to its end, the queue is empty
-    done, report = os.pipe()
+    try:
+        done, report = os.pipe()
+    except OSError as exc:
+        log.debug("no pipe for the figure processes: %s", exc)
+        os.close(todo)
+        return FigureSaving(figures, paths, [])
     children = []
     for _ in range(min(len(names), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)):
         try:

@@ -8,7 +8,8 @@ need ``scipy.stats`` (about 0.6 s of CPU to import on the 2-core machines of
 the Agg renderer: about 0.3 s), all paid after the last chunk, on the critical path. While the
 worker processes finish their warm-up and compute the chunks, the main process mostly waits for
 them, so :func:`start_prewarm` (called just before the chunks are dispatched) does that work in
-a background thread. :func:`wait_for_prewarm` joins it: called before the main thread draws any
+a background thread, after writing one Parquet file to memory (the first shard is written as
+soon as the first chunk ends). :func:`wait_for_prewarm` joins it: called before the main thread draws any
 figure, so that matplotlib is never used from two threads at once. Nothing here changes a
 figure or a number; a failure is logged at debug level and the report then loads the libraries
 itself, as before.
@@ -54,10 +55,11 @@ def _prewarm(modules: tuple[str, ...]) -> None:
     t-distribution tail (the aggregation's p-values) and the imports of :meth:`simstudy.results.StudyResult.write` (matplotlib
     with the Agg renderer).
 
-    No figure is drawn here: the figures are drawn by forked children
-    (:func:`simstudy.report.figures.start_saving_figures`), which load the fonts in parallel.
-    A warm-up figure here (0.06 s of this process's time, before the first chunk of a tiny run)
-    saved the children 0.015 s."""
+    No figure is drawn here: where the process may fork, the figures are drawn by forked
+    children (:func:`simstudy.report.figures.start_saving_figures`), which load the fonts in
+    parallel. A warm-up figure here (0.06 s of this process's time, before the first chunk of a
+    tiny run) saved the children 0.015 s; a process that may not fork (a notebook) loads the fonts
+    with its first figure."""
     try:
         import importlib
         import io

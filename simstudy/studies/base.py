@@ -228,7 +228,7 @@ class Study:
     def collect_figures(cls, summary: pd.DataFrame, tests: pd.DataFrame | None,
                         parameters: list[str]) -> dict[str, Any]:
         """Figures of a sweep (``simstudy-collect``): the runs' merged tables, one column per
-        swept parameter."""
+        swept parameter; Figures or figure makers, as :meth:`figures`."""
         return {}
 
     @staticmethod
