@@ -21,8 +21,9 @@ as cloudpickle bytes (loky's pickler, so functions and classes defined in ``__ma
 notebook work as with loky); :meth:`ForkPool.results` pickles a run's function once and keeps at
 most twice the workers' tasks in flight (as joblib's ``pre_dispatch``). A forked worker ignores
 SIGINT (Ctrl-C is the main process's business) and drops the logging handlers it inherited
-(its warnings reach stderr as a fresh loky worker's do). A worker that dies (killed for memory, a crash in compiled code) breaks the
-pool: :meth:`ForkPool.results` raises :class:`WorkerLost` and the pool is replaced next time.
+(its warnings reach stderr as a fresh loky worker's do). A worker that dies (killed for
+memory, a crash in compiled code) breaks the pool: :meth:`ForkPool.results` raises
+:class:`WorkerLost` and the pool is replaced next time.
 """
 from __future__ import annotations
 

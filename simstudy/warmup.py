@@ -30,7 +30,6 @@ log = logging.getLogger("simstudy")
 __all__ = ["prestart_workers", "wait_for_workers", "cancel_workers", "kill_workers", "warm_worker"]
 
 
-
 class _ForkWarmUp(NamedTuple):
     """A warm-up running in forked workers: one future per worker, and its barrier folder."""
 

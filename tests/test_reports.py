@@ -422,3 +422,14 @@ def test_a_figure_maker_that_raises_in_this_process_leaves_no_child_behind(tmp_p
     for pid in children:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+def test_draw_figure_names_what_it_got_instead_of_a_figure():
+    from simstudy.report.figures import draw_figure
+
+    fig = _figure(0, "a")
+    assert draw_figure(fig) is fig and draw_figure(lambda: fig) is fig
+    with pytest.raises(TypeError, match="got str"):
+        draw_figure("rho_vs_n.png")
+    with pytest.raises(TypeError, match="got function returning NoneType"):
+        draw_figure(lambda: None)

@@ -199,8 +199,19 @@ def save_figure(fig, path: Path, dpi: int = 130) -> Path:
 
 
 def draw_figure(figure) -> Figure:
-    """``figure`` itself, or the Figure its maker (a function of no argument) draws."""
-    return figure if isinstance(figure, Figure) else figure()
+    """``figure`` itself, or the Figure its maker (a function of no argument) draws.
+
+    Raises
+    ------
+    TypeError
+        ``figure`` is neither, or its maker returned something else.
+    """
+    drawn = figure() if callable(figure) and not isinstance(figure, Figure) else figure
+    if not isinstance(drawn, Figure):
+        raise TypeError(f"a study's figure must be a matplotlib Figure or a function of no argument returning one "
+                        f"(Study.figures); got {type(figure).__name__}"
+                        + (f" returning {type(drawn).__name__}" if drawn is not figure else ""))
+    return drawn
 
 
 #: A figure's position in the order the study gave the figures, as it travels through a pipe.
@@ -302,20 +313,19 @@ def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSavi
     names = list(figures)
     if not names or len(names) > _MAX_SHARED or not safe_to_fork():
         return FigureSaving(figures, paths, [])
+    pipes: list[int] = []
     try:
-        todo, queue = os.pipe()
+        for _ in range(2):
+            pipes += os.pipe()
     except OSError as exc:  # no file descriptor left: everything is saved here
         log.debug("no pipe for the figure processes: %s", exc)
+        for fd in pipes:
+            os.close(fd)
         return FigureSaving(figures, paths, [])
+    todo, queue, done, report = pipes
     os.write(queue, b"".join(_INDEX.pack(i) for i in range(len(names))))
     os.close(queue)  # read to its end, the queue is empty
-    try:
-        done, report = os.pipe()
-    except OSError as exc:
-        log.debug("no pipe for the figure processes: %s", exc)
-        os.close(todo)
-        return FigureSaving(figures, paths, [])
-    children = []
+    saving = FigureSaving(figures, paths, [], todo, done)
     for _ in range(min(len(names), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)):
         try:
             pid = os.fork()
@@ -326,14 +336,14 @@ def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSavi
             code = 1
             try:
                 while (index := _claim(todo)) is not None:
-                    save_figure(draw_figure(figures[names[index]]), paths[names[index]])
+                    saving._save(names[index])
                     os.write(report, _INDEX.pack(index))
                 code = 0
             finally:
                 os._exit(code)
-        children.append(pid)
+        saving._children.append(pid)
     os.close(report)
-    return FigureSaving(figures, paths, children, todo, done)
+    return saving
 
 
 def save_figures(figures: Mapping[str, Any], folder: Path) -> dict[str, Path]:

@@ -52,8 +52,8 @@ def wait_for_prewarm() -> None:
 def _prewarm(modules: tuple[str, ...]) -> None:
     """One Parquet file written to memory (the first shard is written when the first chunk ends;
     pandas loads its Arrow conversion at the first write), the aggregation's ``modules``, one
-    t-distribution tail (the aggregation's p-values) and the imports of :meth:`simstudy.results.StudyResult.write` (matplotlib
-    with the Agg renderer).
+    t-distribution tail (the aggregation's p-values) and the imports of
+    :meth:`simstudy.results.StudyResult.write` (matplotlib with the Agg renderer).
 
     No figure is drawn here: where the process may fork, the figures are drawn by forked
     children (:func:`simstudy.report.figures.start_saving_figures`), which load the fonts in

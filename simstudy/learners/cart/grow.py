@@ -186,8 +186,8 @@ def _grow(sample, samples, rules, seed, pool, full, absent):
     """
     n = samples.shape[0]
     nodes = _new_nodes(2 * n + 1)
-    count = _grow_nodes(sample, samples, rules, seed, pool, full, absent, nodes, _new_stack(2 * n + 1, sample.n_classes),
-                        _new_scratch(sample, n), _new_free_list(pool))
+    count = _grow_nodes(sample, samples, rules, seed, pool, full, absent, nodes,
+                        _new_stack(2 * n + 1, sample.n_classes), _new_scratch(sample, n), _new_free_list(pool))
     return _trim(nodes, count)
 
 
