@@ -167,7 +167,7 @@ def conservative_z(proc, losses, alpha, mu0, alternative):
 
 
 def bayesian_correlated_t(proc, losses, alpha, mu0, alternative, rope=0.0):
-    """Corani & Benavoli's correlated Bayesian t on repeated K-fold estimates (:func:`~.bayesian.correlated_posterior`)."""
+    """Corani & Benavoli's correlated Bayesian t on repeated K-fold estimates (:func:`.correlated_posterior`)."""
     n_train, n_test = _sizes(losses)
     post = correlated_posterior(losses.split_means(), n_test / (n_train + n_test), rope, mu0)
     ci = post.credible(alternative).confidence_interval(1 - alpha)
