@@ -283,3 +283,180 @@ def test_conservative_z_is_unbiased_for_the_half_sample_variance_and_over_covers
     W = stats.chi2.rvs(25, size=100_000, random_state=1) / 25
     predicted = np.mean(2 * stats.norm.cdf(Z975 * np.sqrt(ratio * W)) - 1)
     assert low <= predicted <= high
+
+
+# ----------------------------------------------------------------------------- new: the bootstrap intervals
+
+def _tiny_bootstrap(gamma=0.45):
+    """n = 3, B = 3: resample counts (2,1,0), (0,3,0), (1,1,1); losses of every model at every point."""
+    train = np.array([[1, 1, 1], [2, 1, 0], [0, 3, 0], [1, 1, 1]])
+    losses = np.array([[0.1, 0.2, 0.3], [0.2, 0.1, 0.3], [0.6, 0.3, 0.5], [0.1, 0.2, 0.4]])
+    plan = SplitPlan(Bootstrap(3), 3, train, train == 0, np.ones((4, 3), dtype=bool))
+    return SplitLosses(plan, losses, no_information=gamma)
+
+
+def test_leave_one_out_bootstrap_hand_value():
+    """Point 2 is never out of bag (n' = 2). E_1 = 0.6 (resample 2), E_3 = (0.3 + 0.5)/2 = 0.4,
+    Err1 = 0.5; q = (0.3/3, (0.6 + 0.5)/3, 0); N_bar = (1, 4/3, 1/3);
+    D_1 = 2.5 (0.6 - 0.5)/3 + [(2-1) 0.1 + (0-1) 11/30] / 1 = 1/12 - 4/15 = -11/60,
+    D_3 = 2.5 (0.4 - 0.5)/3 + [-(1/3)(0.1) - (1/3)(11/30)] / 2 = -1/12 - 7/90 = -29/180,
+    SE_del^2 = (3/2) (121/3600 + 841/32400) = 2895/32400."""
+    out = PROCEDURES["bootstrap_oob"].load().apply(_tiny_bootstrap(), 0.05)
+    assert out.estimate == pytest.approx(0.5, rel=1e-14)
+    assert out.se == pytest.approx(math.sqrt(2895) / 180, rel=1e-13)
+    assert out.upper == pytest.approx(0.5 + Z975 * math.sqrt(2895) / 180, rel=1e-12)
+    with pytest.raises(ValueError, match="out of bag"):                 # fewer than 2 points ever out of bag
+        leave_one_out_bootstrap(np.ones((2, 4)), np.array([[1, 1, 2, 0], [1, 1, 2, 0]]))
+    flat = leave_one_out_bootstrap(np.full((5, 30, 12), 0.7), Bootstrap(30).plan(12, np.random.default_rng(1)).train[1:])
+    assert np.all(flat.estimate == pytest.approx(0.7)) and np.all(flat.se == 0.0)   # zero spread: a point
+
+
+def _loo_bootstrap_loops(Q, N):
+    """Err1 and SE_del written out with loops, eq. by eq. (ET 35-40 as cited in the module)."""
+    B, n = N.shape
+    used = [i for i in range(n) if any(N[b, i] == 0 for b in range(B))]
+    E = {i: sum(Q[b, i] for b in range(B) if N[b, i] == 0) / sum(1 for b in range(B) if N[b, i] == 0) for i in used}
+    err1 = sum(E.values()) / len(used)
+    q = [sum(Q[b, i] for i in range(n) if N[b, i] == 0) / n for b in range(B)]
+    total = 0.0
+    for i in used:
+        mean_count = sum(N[b, i] for b in range(B)) / B
+        cov = sum((N[b, i] - mean_count) * q[b] for b in range(B)) / sum(1 for b in range(B) if N[b, i] == 0)
+        total += ((2 + 1 / (n - 1)) * (E[i] - err1) / n + cov) ** 2
+    return err1, math.sqrt(n / len(used) * total)
+
+
+def test_leave_one_out_bootstrap_agrees_with_a_plain_loop():
+    rng = np.random.default_rng(8)
+    plan = Bootstrap(25).plan(15, rng)
+    Q = rng.gamma(2.0, size=(3, 25, 15))
+    out = leave_one_out_bootstrap(Q, plan.train[1:])
+    for r in range(3):
+        err1, se = _loo_bootstrap_loops(Q[r], plan.train[1:])
+        assert out.estimate[r] == pytest.approx(err1, rel=1e-12) and out.se[r] == pytest.approx(se, rel=1e-12)
+
+
+def _resampling_noise(Q, N):
+    """Resampling variance of the covariance term sum_b (N_i^b - N_bar_i) q_b / sum_b I_i^b, summed over i:
+    B Var_b((N_i^b - N_bar_i)(q_b - q_bar)) / (sum_b I_i^b)^2 (the term is a mean of B such products)."""
+    B, n = N.shape
+    out = N == 0
+    q = np.where(out, Q, 0.0).sum(axis=-1) / n
+    terms = (N - N.mean(axis=0))[None] * (q - q.mean(axis=-1, keepdims=True))[..., None]
+    return (terms.var(axis=1, ddof=1) * B / out.sum(axis=0) ** 2).sum(axis=-1)
+
+
+def test_leave_one_out_bootstrap_se_is_the_sd_of_err1_plus_resampling_noise():
+    """Theory: D_i's second term is a Monte Carlo covariance over the B resamples; its noise adds
+    about sum_i B Var_b(...) / (sum_b I_i^b)^2 to SE_del^2 (falling like 1/B), and what is left
+    estimates Var(Err1). So the interval is valid for large B and conservative for small B.
+    No training ("zero"), absolute loss, n = 40, exact truth Err_n = sqrt(2 v / pi); seed:
+    B = 400, 1000 samples: E[SE^2] = 0.0344, noise 0.0081, difference 0.0263 against
+    Var(Err1) = 0.0274; coverage 956/1000 (99.9% Wilson [92.9, 97.3]). B = 50, 2000 samples:
+    E[SE^2] = 0.0943 (3.6 Var(Err1)), minus noise 0.0270 against 0.0263; coverage 1996/2000."""
+    proc = PROCEDURES["bootstrap_oob"].load()
+    for B, replicates, chunk in ((400, 1000, 100), (50, 2000, 500)):
+        rng = np.random.default_rng(B)
+        err1, se2, noise, hits = [], [], [], []
+        for _ in range(replicates // chunk):
+            plan = Bootstrap(B).plan(40, rng)
+            r = run(Testbed(loss="absolute"), "zero", plan, chunk, rng)
+            out = proc.apply(r.losses)
+            err1.append(out.estimate)
+            se2.append(np.asarray(out.se) ** 2)
+            noise.append(_resampling_noise(r.losses.losses[:, 1:], plan.train[1:]))
+            hits.append(out.covers(r.err_n))
+        err1, se2, noise, hits = map(np.concatenate, (err1, se2, noise, hits))
+        assert (se2 - noise).mean() == pytest.approx(err1.var(ddof=1), rel=0.15)
+        low, high = wilson(hits.sum(), hits.size)
+        if B == 400:
+            assert 1.0 < se2.mean() / err1.var(ddof=1) < 1.5 and high > 0.95
+        else:
+            assert se2.mean() / err1.var(ddof=1) > 2.5 and low > 0.975
+
+
+def test_632plus_hand_values_and_the_unclipped_form():
+    """err_bar = 0.1, Err1 = 0.3, gamma = 0.5: R' = 0.5, Err632 = 0.2264 and
+    Err632+ = 0.2264 + 0.2 (.368 .632 .5)/(1 - .184) = 0.254902 = (1 - w) err_bar + w Err1 with
+    w = .632/(1 - .368 R) (Hastie et al.'s form, equal whenever err_bar <= Err1 <= gamma);
+    Err1 >= gamma > err_bar: R' = 1 and Err632+ = .632 Err1 + .368 gamma; no overfitting
+    (Err1 <= err_bar or gamma <= err_bar): R' = 0, the .632 estimate."""
+    assert point632plus(0.3, 0.1, 0.5) == pytest.approx(0.2264 + 0.2 * 0.368 * 0.632 * 0.5 / 0.816, rel=1e-14)
+    rng = np.random.default_rng(9)
+    err_bar, err1, gamma = rng.uniform(0, 0.2, 50), rng.uniform(0.2, 0.4, 50), rng.uniform(0.4, 0.6, 50)
+    w = 0.632 / (1 - 0.368 * (err1 - err_bar) / (gamma - err_bar))
+    np.testing.assert_allclose(point632plus(err1, err_bar, gamma), (1 - w) * err_bar + w * err1, rtol=1e-13)
+    assert point632plus(0.5, 0.2, 0.45) == pytest.approx(0.632 * 0.5 + 0.368 * 0.45, rel=1e-14)
+    assert point632plus(0.1, 0.2, 0.5) == pytest.approx(0.368 * 0.2 + 0.632 * 0.1, rel=1e-14)
+    assert point632plus(0.3, 0.2, 0.2) == pytest.approx(0.368 * 0.2 + 0.632 * 0.3, rel=1e-14)
+    # through the procedure: the tiny example (err_bar 0.2, Err1 0.5, gamma 0.45) and its rescaled SE
+    out = PROCEDURES["bootstrap_632plus"].load().apply(_tiny_bootstrap(0.45), 0.05)
+    assert out.estimate == pytest.approx(0.4816, rel=1e-13)
+    assert out.se == pytest.approx(math.sqrt(2895) / 180 * 0.4816 / 0.5, rel=1e-13)
+    with pytest.raises(ValueError, match="no-information"):
+        PROCEDURES["bootstrap_632plus"].load().apply(_tiny_bootstrap(None))
+
+
+def test_no_information_error_by_hand_and_for_0_1_loss():
+    """gamma = mean over all pairs: y = (0, 1, 3), f = (1, 1, 2) under squared loss gives
+    (1 + 1 + 4 + 0 + 0 + 1 + 4 + 4 + 1)/9 = 16/9; for 0-1 loss it is sum_l p_l (1 - q_l)."""
+    assert no_information_error(lambda y, f: (y - f) ** 2, [0, 1, 3], [1, 1, 2], block=2) == pytest.approx(16 / 9)
+    y, f = np.array([0, 0, 1, 2, 2, 2]), np.array([0, 1, 1, 1, 2, 0])
+    p, q = np.bincount(y, minlength=3) / 6, np.bincount(f, minlength=3) / 6
+    assert no_information_error(lambda a, b: (a != b) * 1.0, y, f) == pytest.approx(np.sum(p * (1 - q)))
+
+
+def _type7(values, p):
+    """R's default quantile: x_(floor(h)) + (h - floor(h)) (x_(floor(h)+1) - x_(floor(h))), h = (B - 1) p."""
+    x = sorted(values)
+    h = (len(x) - 1) * p
+    low = math.floor(h)
+    return x[low] + (h - low) * (x[min(low + 1, len(x) - 1)] - x[low])
+
+
+def test_location_shifted_bootstrap_hand_value_and_a_plain_quantile():
+    """Tiny example: resample apparent errors (2 0.2 + 0.1)/3, 3 0.3/3, (0.1 + 0.2 + 0.4)/3, i.e.
+    1/6, 0.3, 7/30; alpha = 0.1: percentiles 1/6 + 0.1 (1/15) and 7/30 + 0.9 (1/15); shift
+    err_bar - Err632+ = 0.2 - 0.4816."""
+    out = PROCEDURES["bootstrap_location_shifted"].load().apply(_tiny_bootstrap(0.45), 0.1)
+    shift = 0.2 - 0.4816
+    assert out.lower == pytest.approx(1 / 6 + 0.1 / 15 - shift, rel=1e-12)
+    assert out.upper == pytest.approx(7 / 30 + 0.9 / 15 - shift, rel=1e-12)
+    assert out.estimate == pytest.approx(0.4816, rel=1e-13)
+    rng = np.random.default_rng(10)
+    values = rng.normal(size=(4, 37))
+    lower, upper = location_shifted_interval(values, 1.0, 0.75, 0.05)
+    for r in range(4):
+        assert lower[r] == pytest.approx(_type7(values[r], 0.025) - 0.25, rel=1e-12)
+        assert upper[r] == pytest.approx(_type7(values[r], 0.975) - 0.25, rel=1e-12)
+
+
+def test_bootstrap_632plus_and_location_shifted_calibration():
+    """Theory: without training ("zero"; gamma = err_bar so R' = 0 and the shift is about 0) the
+    location-shifted interval is the percentile bootstrap of a mean, nominal up to O(1/n) (its
+    plug-in variance has divisor n: 2 Phi(z sqrt((n-1)/n)) - 1 = 94.8% at n = 60); and the .632+
+    is nearly unbiased for Err_n where Err1 (training on about .632 n distinct points) is biased
+    up (Efron & Tibshirani). Seed, n = 60, B = 400, 1000 samples: zero learner (absolute loss),
+    location-shifted coverage 935/1000 (99.9% Wilson [90.4, 95.6]); slope learner (squared loss):
+    mean Err632+ - Err_n = 0.0023 (MC error 0.0116), Err1 - Err632+ = 0.036 (z = 108); coverage
+    of Err_n: .632+ 946/1000 ([91.7, 96.5]), location-shifted 915/1000 ([88.1, 94.0]: narrower,
+    its percentiles spread like the apparent error, not like the .632+)."""
+    ls, plus = PROCEDURES["bootstrap_location_shifted"].load(), PROCEDURES["bootstrap_632plus"].load()
+    oob = PROCEDURES["bootstrap_oob"].load()
+    found = {}
+    for learner, loss in (("zero", "absolute"), ("slope0", "squared")):
+        rng = np.random.default_rng(7)
+        rows = []
+        for _ in range(10):
+            r = run(Testbed(loss=loss), learner, Bootstrap(400).plan(60, rng), 100, rng, no_information=True)
+            a, b, c = plus.apply(r.losses), ls.apply(r.losses), oob.apply(r.losses)
+            rows.append(np.stack([a.covers(r.err_n), b.covers(r.err_n), a.estimate - r.err_n, c.estimate - a.estimate]))
+        found[learner] = np.concatenate(rows, axis=1)
+    low, high = wilson(found["zero"][1].sum(), 1000)
+    assert low < 0.948 and high > 0.93
+    cover_plus, cover_ls, bias, gap = found["slope0"]
+    assert abs(bias.mean()) < 4 * bias.std() / math.sqrt(bias.size)
+    assert gap.mean() > 4 * gap.std() / math.sqrt(gap.size)
+    low, high = wilson(cover_plus.sum(), 1000)
+    assert low < 0.95 < high
+    assert 0.85 < cover_ls.mean() < 0.95
