@@ -307,7 +307,8 @@ def test_leave_one_out_bootstrap_hand_value():
     assert out.upper == pytest.approx(0.5 + Z975 * math.sqrt(2895) / 180, rel=1e-12)
     with pytest.raises(ValueError, match="out of bag"):                 # fewer than 2 points ever out of bag
         leave_one_out_bootstrap(np.ones((2, 4)), np.array([[1, 1, 2, 0], [1, 1, 2, 0]]))
-    flat = leave_one_out_bootstrap(np.full((5, 30, 12), 0.7), Bootstrap(30).plan(12, np.random.default_rng(1)).train[1:])
+    counts = Bootstrap(30).plan(12, np.random.default_rng(1)).train[1:]
+    flat = leave_one_out_bootstrap(np.full((5, 30, 12), 0.7), counts)
     assert np.all(flat.estimate == pytest.approx(0.7)) and np.all(flat.se == 0.0)   # zero spread: a point
 
 
@@ -539,3 +540,35 @@ def test_bayesian_correlated_t_calibration():
     assert low <= 2 * stats.t.cdf(stats.t.ppf(0.975, 99) * kappa, 99) - 1 <= high
     low, high = wilson(rejected.sum(), rejected.size)
     assert low <= 1 - stats.t.cdf(stats.t.ppf(0.95, 99) * kappa, 99) <= high
+
+
+def test_nested_cv_reads_the_plan_as_simstudy_schemes_lays_out_its_losses():
+    """The adapter's (pair, outer) arrays give the interval of nested_cv_losses + nested_cv_interval
+    run with the same fold labels and the same (deterministic) learner; unequal folds (n = 23, K = 4)."""
+    from simstudy.inference import nested_cv_interval
+    from simstudy.schemes import nested_cv_losses
+
+    design, n, bed = NestedCV(4, 1), 23, Testbed()
+    plan = design.plan(n, np.random.default_rng(13))
+    labels = np.argmax(plan.test[:4], axis=0)                       # fold of each point (the outer splits)
+    xs, ys = bed.draw(1, n, np.random.default_rng(14))
+    losses = np.where(plan.evaluate, (ys[:, None] - bed.predict("slope0", bed.fit("slope0", xs, ys, plan.train), xs))
+                      ** 2, np.nan)[0]
+
+    def fit(train, test):                                            # the same learner, fitted split by split
+        counts = np.zeros((1, n))
+        counts[0, train] = 1
+        return ((ys[0] - bed.predict("slope0", bed.fit("slope0", xs, ys, counts), xs)[0, 0]) ** 2)[test]
+
+    scheme = nested_cv_losses(fit, n, 4, 1, np.random.default_rng(0), first_labels=labels)
+    expected = nested_cv_interval(scheme.pair_losses, scheme.outer_losses, confidence_level=0.9)
+    out = PROCEDURES["nested_cv"].load().with_design(design).apply(SplitLosses(plan, losses), 0.1)
+    assert (out.estimate, out.lower, out.upper, out.se) == pytest.approx(
+        (expected.estimate, expected.low, expected.high, expected.se), rel=1e-12)
+
+
+def test_the_procedure_table_states_design_fits_and_estimand():
+    rows = {row["name"]: row for row in catalog.table(100)}
+    assert rows["loo_clt"]["fits"] == 100 and rows["nested_cv"]["fits"] == 10 * (5 + 10)
+    assert rows["conservative_z"]["fits"] == 15 * 21 and rows["bootstrap_632plus"]["fits"] == 101
+    assert {row["estimand"] for row in rows.values()} == set(ESTIMANDS)

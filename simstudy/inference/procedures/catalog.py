@@ -12,7 +12,7 @@ from simstudy.inference.procedures.designs import (
 )
 from simstudy.inference.procedures.protocol import Procedure
 
-__all__ = ["ALL"]
+__all__ = ["ALL", "table"]
 
 _TWO_SIDED = ("two-sided",)
 _GB = "Grandvalet & Bengio (2006), eq. 9 (Proposition 2)"
@@ -113,3 +113,9 @@ ALL = (HOLDOUT_WALD, HOLDOUT_WILSON, KFOLD_T, KFOLD_T_RHO07, KFOLD_T_NADEAU_BENG
        KFOLD_T_SUBSAMPLE_RHO_SATTERTHWAITE, KFOLD_T_SUBSAMPLE_VARIANCE, CV_CLT_WITHIN_FOLD, CV_CLT_ALL_PAIRS,
        LOO_CLT, REPEATED_SPLITS_T, NADEAU_BENGIO_T, CONSERVATIVE_Z, BOUCKAERT_FRANK, FIVE_BY_TWO_T, FIVE_BY_TWO_F,
        NESTED_CV, BOOTSTRAP_OOB, BOOTSTRAP_632PLUS, BOOTSTRAP_LOCATION_SHIFTED, BAYESIAN_CORRELATED_T)
+
+
+def table(n: int = 100) -> list[dict]:
+    """One row per registered procedure: name, kind, design, fits at sample size n, estimand, new, reference."""
+    return [{"name": p.name, "kind": p.kind, "design": repr(p.design), "fits": p.fits(n), "estimand": p.estimand,
+             "new": p.new, "reference": p.reference} for p in ALL]

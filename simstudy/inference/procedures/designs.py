@@ -23,8 +23,9 @@ from typing import ClassVar
 
 import numpy as np
 
+from simstudy.errors import ConfigError
 from simstudy.schemes import KFold as _Folds
-from simstudy.schemes import five_by_two_splits, train_validation_splits
+from simstudy.schemes import five_by_two_splits
 
 __all__ = ["Bootstrap", "Design", "FiveByTwo", "HoldOut", "KFold", "KFoldHalves", "LeaveOneOut", "NestedCV",
            "PairedSubsampling", "RepeatedKFold", "RepeatedSplits", "SplitPlan", "test_size"]
@@ -92,14 +93,23 @@ class SplitPlan:
 
 def _int(name: str, value, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
+        raise ConfigError(f"{name} must be an integer >= {low}; got {value!r}.")
     return int(value)
 
 
 def _fraction(value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise ValueError(f"test_fraction must lie in (0, 1), e.g. 0.1; got {value!r}.")
+        raise ConfigError(f"test_fraction must lie in (0, 1), e.g. 0.1; got {value!r}.")
     return float(value)
+
+
+def _random_tests(n: int, n_test: int, splits: int, rng: np.random.Generator) -> np.ndarray:
+    """``splits`` random test sets of ``n_test`` of n points, as in :func:`simstudy.schemes.train_validation_splits`
+    (one permutation per split, its first n_test points), for any number of splits."""
+    test = np.zeros((splits, n), dtype=bool)
+    for j in range(splits):
+        test[j, rng.permutation(n)[:n_test]] = True
+    return test
 
 
 def _complement_plan(design, n: int, test: np.ndarray) -> SplitPlan:
@@ -144,7 +154,7 @@ class Design:
         raise NotImplementedError
 
     def check_n(self, n: int) -> None:
-        """Raise ValueError when the design cannot run on n points."""
+        """Raise ConfigError (a ValueError) when the design cannot run on n points."""
 
     def plan(self, n: int, rng: np.random.Generator) -> SplitPlan:
         """Draw the splits for a sample of n points."""
@@ -172,12 +182,12 @@ class HoldOut(Design):
     def check_n(self, n: int) -> None:
         m = test_size(n, self.test_fraction)
         if m < 2 or n - m < 1:
-            raise ValueError(f"hold-out with test_fraction={self.test_fraction} on n={n} tests {m} point(s) and "
+            raise ConfigError(f"hold-out with test_fraction={self.test_fraction} on n={n} tests {m} point(s) and "
                              f"trains on {n - m}; the interval needs >= 2 test points and >= 1 training point.")
 
     def plan(self, n, rng):
         self.check_n(n)
-        return _complement_plan(self, n, train_validation_splits(n, test_size(n, self.test_fraction), 2, rng)[:1])
+        return _complement_plan(self, n, _random_tests(n, test_size(n, self.test_fraction), 1, rng))
 
     def validate(self, plan):
         super().validate(plan)
@@ -222,7 +232,7 @@ class LeaveOneOut(Design):
 
     def check_n(self, n: int) -> None:
         if n < 3:
-            raise ValueError(f"leave-one-out needs n >= 3; got n={n}.")
+            raise ConfigError(f"leave-one-out needs n >= 3; got n={n}.")
 
     def plan(self, n, rng):
         self.check_n(n)
@@ -283,11 +293,11 @@ class RepeatedSplits(Design):
     def check_n(self, n: int) -> None:
         m = test_size(n, self.test_fraction)
         if n - m < 1:
-            raise ValueError(f"test_fraction={self.test_fraction} leaves no training point at n={n}.")
+            raise ConfigError(f"test_fraction={self.test_fraction} leaves no training point at n={n}.")
 
     def plan(self, n, rng):
         self.check_n(n)
-        return _complement_plan(self, n, train_validation_splits(n, test_size(n, self.test_fraction), self.J, rng))
+        return _complement_plan(self, n, _random_tests(n, test_size(n, self.test_fraction), self.J, rng))
 
     def validate(self, plan):
         super().validate(plan)
@@ -308,7 +318,7 @@ class FiveByTwo(Design):
 
     def check_n(self, n: int) -> None:
         if n < 4:
-            raise ValueError(f"the 5x2 design needs n >= 4; got n={n}.")
+            raise ConfigError(f"the 5x2 design needs n >= 4; got n={n}.")
 
     def plan(self, n, rng):
         halves = five_by_two_splits(n, rng)
@@ -345,7 +355,7 @@ class Bootstrap(Design):
 
     def check_n(self, n: int) -> None:
         if n < 3:
-            raise ValueError(f"the bootstrap design needs n >= 3; got n={n}.")
+            raise ConfigError(f"the bootstrap design needs n >= 3; got n={n}.")
 
     def plan(self, n, rng):
         self.check_n(n)
@@ -391,7 +401,7 @@ class NestedCV(Design):
 
     def check_n(self, n: int) -> None:
         if n < 2 * self.K:
-            raise ValueError(f"nested CV needs n >= 2K = {2 * self.K} (two points per fold); got n={n}.")
+            raise ConfigError(f"nested CV needs n >= 2K = {2 * self.K} (two points per fold); got n={n}.")
 
     def pairs(self) -> list[tuple[int, int]]:
         return [(a, b) for a in range(self.K) for b in range(a + 1, self.K)]
@@ -465,20 +475,20 @@ class PairedSubsampling(Design):
     def check_n(self, n: int) -> None:
         m = test_size(n, self.test_fraction)
         if n // 2 - m < 1:
-            raise ValueError(f"the conservative Z's halves of n // 2 = {n // 2} points leave no training point for "
+            raise ConfigError(f"the conservative Z's halves of n // 2 = {n // 2} points leave no training point for "
                              f"n_test = {m} (test_fraction={self.test_fraction}); use a larger n or a smaller "
                              f"test_fraction (below 1/2).")
 
     def plan(self, n, rng):
         self.check_n(n)
         m = test_size(n, self.test_fraction)
-        rows = [train_validation_splits(n, m, max(self.J, 2), rng)[:self.J]]
+        rows = [_random_tests(n, m, self.J, rng)]
         trains = [~rows[0]]
         for _ in range(self.M):
             for half in _halves(n, n // 2, rng):
                 members = np.flatnonzero(half)
                 test = np.zeros((self.J, n), dtype=bool)
-                test[:, members] = train_validation_splits(members.size, m, max(self.J, 2), rng)[:self.J]
+                test[:, members] = _random_tests(members.size, m, self.J, rng)
                 rows.append(test)
                 trains.append(half[None, :] & ~test)
         return SplitPlan(self, n, np.vstack(trains).astype(np.int64), np.vstack(rows))
@@ -522,7 +532,7 @@ class KFoldHalves(Design):
 
     def check_n(self, n: int) -> None:
         if self.half_size(n) < 2 * self.K:
-            raise ValueError(f"the half-sample CVs need halves of at least 2K = {2 * self.K} points; n={n} gives "
+            raise ConfigError(f"the half-sample CVs need halves of at least 2K = {2 * self.K} points; n={n} gives "
                              f"{self.half_size(n)}. Use n >= {4 * self.K}.")
 
     def plan(self, n, rng):

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from simstudy.errors import ConfigError
 from simstudy.inference.procedures.designs import Design
 from simstudy.inference.procedures.losses import SplitLosses
 
@@ -94,7 +95,7 @@ class Procedure:
 
     def _check_design(self, design) -> None:
         if type(design) is not type(self.design):
-            raise ValueError(f"procedure {self.name!r} needs a {type(self.design).__name__} design (e.g. "
+            raise ConfigError(f"procedure {self.name!r} needs a {type(self.design).__name__} design (e.g. "
                              f"{self.design!r}); got {design!r}.")
 
     def apply(self, losses: SplitLosses, alpha: float = 0.05, *, mu0: float = 0.0, alternative: str = "two-sided"):
@@ -114,8 +115,8 @@ class Procedure:
             raise TypeError(f"losses must be a SplitLosses; got {type(losses).__name__}.")
         self._check_design(losses.design)
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-            raise ValueError(f"alpha must lie in (0, 1), e.g. 0.05; got {alpha!r}.")
+            raise ConfigError(f"alpha must lie in (0, 1), e.g. 0.05; got {alpha!r}.")
         if alternative not in self.alternatives:
-            raise ValueError(f"procedure {self.name!r} supports alternative in {self.alternatives}; got "
+            raise ConfigError(f"procedure {self.name!r} supports alternative in {self.alternatives}; got "
                              f"{alternative!r}.")
         return self.method(self, losses, float(alpha), float(mu0), alternative, **dict(self.options))
