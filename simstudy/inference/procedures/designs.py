@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
-
 import numpy as np
 
 from simstudy.errors import ConfigError
@@ -147,7 +145,6 @@ class Design:
     """A split design (abstract): ``fits(n)``, ``plan(n, rng)``, ``validate(plan)``, ``check_n(n)``."""
 
     #: A short name for tables.
-    label: ClassVar[str] = ""
 
     def fits(self, n: int) -> int:
         """Number of model fits (= splits) the design needs at sample size n."""
@@ -171,7 +168,6 @@ class HoldOut(Design):
     """One split: train on n - n_test points, test on n_test = floor(f n + 1/2) (1 fit)."""
 
     test_fraction: float = 0.1
-    label: ClassVar[str] = "hold-out"
 
     def __post_init__(self):
         _fraction(self.test_fraction)
@@ -201,7 +197,6 @@ class KFold(Design):
     """K-fold CV: split k trains without fold k and tests it (K fits; splits in fold order)."""
 
     K: int = 10
-    label: ClassVar[str] = "K-fold"
 
     def __post_init__(self):
         _int("K", self.K, 2)
@@ -225,7 +220,6 @@ class KFold(Design):
 class LeaveOneOut(Design):
     """Leave-one-out CV: split s tests one point and trains on the other n - 1 (n fits)."""
 
-    label: ClassVar[str] = "leave-one-out"
 
     def fits(self, n: int) -> int:
         return n
@@ -251,7 +245,6 @@ class RepeatedKFold(Design):
 
     K: int = 10
     repeats: int = 10
-    label: ClassVar[str] = "repeated K-fold"
 
     def __post_init__(self):
         _int("K", self.K, 2)
@@ -281,7 +274,6 @@ class RepeatedSplits(Design):
 
     J: int = 15
     test_fraction: float = 0.1
-    label: ClassVar[str] = "repeated train/validation"
 
     def __post_init__(self):
         _int("J", self.J, 2)
@@ -311,7 +303,6 @@ class FiveByTwo(Design):
     """Dietterich's 5x2: five random halvings; split 2i trains on the first half of halving i
     (floor(n/2) points) and tests the second, split 2i + 1 the other way round (10 fits)."""
 
-    label: ClassVar[str] = "5x2"
 
     def fits(self, n: int) -> int:
         return 10
@@ -345,7 +336,6 @@ class Bootstrap(Design):
     """
 
     B: int = 100
-    label: ClassVar[str] = "bootstrap"
 
     def __post_init__(self):
         _int("B", self.B, 2)
@@ -386,7 +376,6 @@ class NestedCV(Design):
 
     K: int = 5
     repetitions: int = 10
-    label: ClassVar[str] = "nested CV"
 
     def __post_init__(self):
         _int("K", self.K, 3)
@@ -462,7 +451,6 @@ class PairedSubsampling(Design):
     J: int = 15
     M: int = 10
     test_fraction: float = 0.1
-    label: ClassVar[str] = "paired subsampling"
 
     def __post_init__(self):
         _int("J", self.J, 1)
@@ -518,7 +506,6 @@ class KFoldHalves(Design):
 
     K: int = 10
     splits: int = 5
-    label: ClassVar[str] = "K-fold + half-sample K-folds"
 
     def __post_init__(self):
         _int("K", self.K, 2)
