@@ -77,8 +77,8 @@ class _ShiftedSeeds:
 
 
 def records(population, learner, n: int, replicates: int, n_jobs: int, seed: int = 1):
-    from simstudy.losses import zero_one
-    from simstudy.runner import run_chunks
+    from simstudy.cv.losses import zero_one
+    from simstudy.engine.runner import run_chunks
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     worker = CVVarianceWorker(population, learner, zero_one, make_conditions([n], 10, population), seed=seed,
@@ -116,7 +116,7 @@ def compare(rec: dict, alpha: float = 0.05) -> dict:
 def speed(population, n: int, replicates: int, repeats: int) -> dict:
     """CPU seconds per one-call 10-fold CV under each rule (same replicates, alternating, best of repeats)."""
     from simstudy.learners.cart import RankedFeatures, cross_validate_cart
-    from simstudy.schemes import KFold
+    from simstudy.cv.splits import KFold
 
     rng = np.random.default_rng(n)
     reps = []

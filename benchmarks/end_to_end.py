@@ -105,7 +105,7 @@ def quick_letter_plain_script(n_jobs: int) -> float:
 
     from simstudy.populations import build_population
     from simstudy.rng import replicate_rng
-    from simstudy.schemes import KFold
+    from simstudy.cv.splits import KFold
     from simstudy.studies.cv_variance.study import make_conditions
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(letter_path()), "positive": POSITIVE})

@@ -45,7 +45,7 @@ def letter_path(given: str | None) -> Path:
 
 def replicate_design(n: int, K: int, splits: int, rng: np.random.Generator) -> np.ndarray:
     """Training masks (36, n) of one cv_clt replicate: K folds, full sample, 5x2 halves, splits."""
-    from simstudy.schemes import KFold, five_by_two_splits, train_validation_splits
+    from simstudy.cv.splits import KFold, five_by_two_splits, train_validation_splits
 
     labels = KFold(K).labels(n, rng)
     halves = five_by_two_splits(n, rng)
@@ -108,8 +108,8 @@ def main(argv=None) -> None:
 
     from threadpoolctl import threadpool_limits
 
-    from simstudy.learners.logistic import OPTIMUM_TOL, BatchedLogistic, fit_logistic_batch, warm_up
-    from simstudy.populations.tabular import binarize, load_table_file
+    from simstudy.learners.logistic.newton import OPTIMUM_TOL, BatchedLogistic, fit_logistic_batch, warm_up
+    from simstudy.populations.finite import binarize, load_table_file
 
     Xpop, labels = load_table_file(letter_path(args.data))
     ypop = binarize(labels, POSITIVE)

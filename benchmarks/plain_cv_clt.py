@@ -42,7 +42,7 @@ def replicate(population, n: int, r: int, nested: bool, seed: int = 2020, K: int
     from sklearn.model_selection import PredefinedSplit, cross_validate
 
     from simstudy.rng import condition_key, replicate_rng
-    from simstudy.schemes import KFold, five_by_two_splits, train_validation_splits
+    from simstudy.cv.splits import KFold, five_by_two_splits, train_validation_splits
 
     key = condition_key({"study": "cv_clt-plain", "n": n})
     rng = replicate_rng(seed, key, r)

@@ -38,11 +38,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simstudy.engine import run_study
-from simstudy.manifest import environment_info
+from simstudy.engine.execute import run_study
+from simstudy.engine.manifest import environment_info
 from simstudy.inference.risk_bounds import rhat_bias_bound
-from simstudy.learners.fisher import fisher_directions, predict_rules
-from simstudy.metrics import mean_summary
+from simstudy.learners.linear.fisher import fisher_directions, predict_rules
+from simstudy.studies.metrics import mean_summary
 from simstudy.populations.base import Population, Sample
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
 from simstudy.report.tables import frame_to_markdown

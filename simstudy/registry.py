@@ -2,7 +2,7 @@
 
 Every name a user can type (``study=cv_clt``, ``population=letter``, ``learner=knn``,
 ``study.loss=squared``) is an entry here, and everything that dispatches on a name derives from
-these tables: the Hydra config groups (:func:`simstudy.config.register_configs`), validation,
+these tables: the Hydra config groups (:func:`simstudy.engine.config.register_configs`), validation,
 building the parts, ``simstudy --help``. Entries name their code by import path
 (``"package.module:attribute"``) and are imported on first use, so registering costs nothing
 and a worker process imports only what its run needs.
@@ -185,9 +185,9 @@ for _name, _description in (
         ("tree_regressor", "regression: DecisionTreeRegressor"),
         ("knn_regressor", "regression: 5-nearest-neighbours regressor"),
         ("custom", "your own learner object: learner._target_=package.module.Class")):
-    LEARNERS.register(_name, "simstudy.learners:build_learner", _description, f"{_L}:{_name.upper()}")
+    LEARNERS.register(_name, "simstudy.learners.dispatch:build_learner", _description, f"{_L}:{_name.upper()}")
 
 # ----------------------------------------------------------------------------- losses
 for _name, _description in (("zero_one", "misclassification (0-1) loss"), ("squared", "squared error"),
                             ("absolute", "absolute error"), ("log_loss", "negative log-likelihood of the class")):
-    LOSSES.register(_name, f"simstudy.losses:{_name}", _description)
+    LOSSES.register(_name, f"simstudy.cv.losses:{_name}", _description)

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from simstudy.errors import ConfigError, UserError
-from simstudy.records import read_records, write_records
+from simstudy.engine.records import read_records, write_records
 from simstudy.studies.base import Study, StudyTables
 
 __all__ = ["StudyResult", "load_run", "RECORDS_FILE"]
@@ -76,7 +76,7 @@ class StudyResult:
 
     def _figure_makers(self) -> dict[str, Any]:
         """What :meth:`Study.figures` gives: Figures or figure makers, by name."""
-        from simstudy.report.prewarm import wait_for_prewarm
+        from simstudy.engine.backends.prewarm import wait_for_prewarm
 
         wait_for_prewarm()  # matplotlib is never used from two threads at once
         return self.study.figures(self.tables)
@@ -107,7 +107,7 @@ class StudyResult:
         ``tests.csv``, the study's other tables, Markdown tables, ``figures/*.png``,
         ``headline.txt``, ``tables.tex`` (booktabs), ``report.html`` (self-contained) and
         ``manifest.json`` into ``directory``; returns the files written."""
-        from simstudy.manifest import write_json
+        from simstudy.engine.manifest import write_json
         from simstudy.report.figures import start_saving_figures
         from simstudy.report.html import REPORT_FILE, run_report_html
         from simstudy.report.latex import write_latex_tables
@@ -190,7 +190,7 @@ def load_run(directory: str | Path, **settings: Any) -> StudyResult:
     """
     import yaml
 
-    from simstudy.engine import make_config, resolve_study
+    from simstudy.engine.execute import make_config, resolve_study
 
     directory = Path(directory)
     if not directory.is_dir():

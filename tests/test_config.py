@@ -5,9 +5,9 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf.errors import ValidationError
 
-from simstudy.cli import plan_from_config
+from simstudy.cli.run import plan_from_config
 from simstudy.errors import ConfigError
-from simstudy.learners import build_learner
+from simstudy.learners.dispatch import build_learner
 from simstudy.populations import build_population
 from simstudy.registry import LEARNERS, POPULATIONS
 
@@ -178,7 +178,7 @@ def test_no_preset_sets_hydra_mode(preset):
     from hydra import compose, initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
 
-    from simstudy.config import register_configs
+    from simstudy.engine.config import register_configs
 
     register_configs()
     GlobalHydra.instance().clear()
@@ -202,7 +202,7 @@ def test_no_preset_sets_hydra_mode(preset):
 def test_hydras_mode_composition_is_skipped_only_when_nothing_can_set_the_mode(argv, skipped):
     from hydra._internal.hydra import Hydra
 
-    from simstudy.cli import _mode_from_command_line
+    from simstudy.cli.run import _mode_from_command_line
 
     original = Hydra.get_mode
     with _mode_from_command_line(argv):

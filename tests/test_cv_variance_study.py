@@ -4,10 +4,10 @@ import pandas as pd
 import pytest
 from sklearn.tree import DecisionTreeClassifier
 
-from simstudy.learners import SklearnLearner
-from simstudy.losses import zero_one
+from simstudy.learners.sklearn import SklearnLearner
+from simstudy.cv.losses import zero_one
 from simstudy.populations import LogisticPopulation, TabularPopulation
-from simstudy.runner import plan_chunks, run_chunks
+from simstudy.engine.runner import plan_chunks, run_chunks
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 

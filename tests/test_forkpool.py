@@ -11,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from simstudy import forkpool, warmup
-from simstudy.config import RunnerConfig, validate_runner
+from simstudy.engine.backends import fork_pool as forkpool, warmup
+from simstudy.engine.config import RunnerConfig, validate_runner
 from simstudy.errors import ConfigError, WorkerLost
-from simstudy.runner import run_chunks
+from simstudy.engine.runner import run_chunks
 
 pytestmark = pytest.mark.skipif(not forkpool.fork_available(), reason="fork workers: Linux only")
 

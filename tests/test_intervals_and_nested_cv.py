@@ -7,7 +7,7 @@ from scipy import stats
 from simstudy.inference import (
     cv_t_test, five_by_two_t_test, holdout_test, nested_cv_interval, resampled_t_test, z_test,
 )
-from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
+from simstudy.cv.splits import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
 
 
 # ------------------------------------------------------------------ tier 1: hand values

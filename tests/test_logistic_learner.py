@@ -7,14 +7,16 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from simstudy.crossval import cross_validate, split_losses
+from simstudy.cv.loop import cross_validate, split_losses
 from simstudy.errors import ConfigError
-from simstudy.learners import LogisticLearner, SklearnLearner, build_learner
-from simstudy.learners.logistic import SINGULAR_HESSIAN
-from simstudy.losses import log_loss, zero_one
+from simstudy.learners.logistic.learner import LogisticLearner
+from simstudy.learners.sklearn import SklearnLearner
+from simstudy.learners.dispatch import build_learner
+from simstudy.learners.logistic.newton import SINGULAR_HESSIAN
+from simstudy.cv.losses import log_loss, zero_one
 from simstudy.populations import Sample
-from simstudy.schemes import KFold, five_by_two_splits
-from simstudy.truth import model_risks
+from simstudy.cv.splits import KFold, five_by_two_splits
+from simstudy.populations.truth import model_risks
 
 from conftest import LETTER_FILE
 
@@ -154,7 +156,7 @@ def test_failed_newton_step_is_refitted_by_sklearn():
 def test_cv_clt_records_equal_the_sklearn_path(letter):
     """A small cv_clt chunk (K-fold, full fit, 5x2, train/validation splits, nested CV, truth)
     gives identical records with the kernel and with scikit-learn."""
-    from simstudy.runner import Chunk
+    from simstudy.engine.runner import Chunk
     from simstudy.studies.cv_clt.study import make_conditions
     from simstudy.studies.cv_clt.worker import CVCLTWorker
 

@@ -47,7 +47,7 @@ def _simstudy(*args, cwd=ROOT, timeout=600):
 
 def _script(name, *args, timeout=300):
     """simstudy-report / simstudy-collect as their console scripts call them."""
-    code = f"import sys; from simstudy.cli import {name}; sys.argv[0] = {name!r}; {name}()"
+    code = f"import sys; from simstudy.cli.run import {name}; sys.argv[0] = {name!r}; {name}()"
     return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, env=ENV, capture_output=True, text=True,
                           timeout=timeout)
 
@@ -208,7 +208,7 @@ def test_a_full_disk_gives_one_paragraph_and_keeps_the_finished_chunks(tmp_path)
     full disk): one paragraph, exit 2; the two finished shards are kept and the run resumes."""
     out = tmp_path / "run"
     code = ("import errno, sys, pandas\n"
-            "from simstudy.cli import main\n"
+            "from simstudy.cli.run import main\n"
             "write, calls = pandas.DataFrame.to_parquet, []\n"
             "def full(self, *a, **k):\n"
             "    calls.append(1)\n"
@@ -427,7 +427,7 @@ def test_dask_runs_show_only_simstudys_lines(tmp_path):
 def test_third_party_info_goes_to_the_log_file_only(capsys):
     import logging
 
-    from simstudy.cli import setup_logging
+    from simstudy.cli.run import setup_logging
 
     setup_logging()
     logging.getLogger("matplotlib.font_manager").info("generated new fontManager")
@@ -446,13 +446,13 @@ def test_workers_start_only_after_every_check_that_needs_no_data(tmp_path):
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "x.txt").write_text("x")
-    code = ("import sys, simstudy.warmup as w\n"
+    code = ("import sys, simstudy.engine.backends.warmup as w\n"
             "marker = sys.argv[1]\n"
             "def spy(*a, **k):\n"
             "    open(marker, 'w').write('started')\n"
             "    return False\n"
             "w.prestart_workers = spy\n"
-            "from simstudy.cli import main\n"
+            "from simstudy.cli.run import main\n"
             "sys.argv = ['simstudy', *sys.argv[2:]]\n"
             "main()\n")
     marker = tmp_path / "started"
@@ -486,7 +486,7 @@ def test_a_worker_killed_by_the_system_ends_the_run_with_one_paragraph(tmp_path,
 
 def test_a_refusal_after_the_workers_started_does_not_wait_for_them():
     """Bad data is found while the workers warm up: the warm-up is stopped, not awaited."""
-    from simstudy import warmup
+    from simstudy.engine.backends import warmup
 
     assert warmup.prestart_workers(2, "loky", "simstudy.studies.cv_variance.study:CVVarianceStudy")
     thread = warmup._pending
@@ -495,7 +495,7 @@ def test_a_refusal_after_the_workers_started_does_not_wait_for_them():
 
 
 def test_worker_count_is_capped_by_chunks_and_warns_above_the_cores(caplog):
-    from simstudy import runner
+    from simstudy.engine.execute import runner
 
     cores = os.cpu_count() or 1
     assert runner.worker_count(-1, 1) == 1 and runner.worker_count(4 * cores, 3) == min(4 * cores, 3)
@@ -512,7 +512,7 @@ def test_worker_count_is_capped_by_chunks_and_warns_above_the_cores(caplog):
 
 
 def test_disk_message_names_errno_28():
-    from simstudy.cli import _disk_message
+    from simstudy.cli.run import _disk_message
 
     message = _disk_message(OSError(errno.ENOSPC, "No space left on device"), "runs/x")
     assert "no space left" in message and "errno 28" in message and "\n" not in message

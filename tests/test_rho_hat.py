@@ -9,7 +9,7 @@ from simstudy.inference import (cv_t_test, nadeau_bengio_rho, subsample_cv, subs
                                 SubsampleCV)
 from simstudy.inference.rho_hat import RHO_MAX, subsample_size
 from simstudy.populations.synthetic import GaussianFoldsPopulation
-from simstudy.schemes import KFold
+from simstudy.cv.splits import KFold
 
 
 def test_nadeau_bengio_rho_hand_computed():

@@ -5,12 +5,12 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
-from simstudy.crossval import split_losses
-from simstudy.learners import CartLearner
-from simstudy.learners.logistic_learner import LogisticLearner
-from simstudy.losses import zero_one
+from simstudy.cv.loop import split_losses
+from simstudy.learners.cart import CartLearner
+from simstudy.learners.logistic.learner import LogisticLearner
+from simstudy.cv.losses import zero_one
 from simstudy.populations import Sample
-from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
+from simstudy.cv.splits import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
 
 
 def _sample(kind: str, n: int, rng) -> Sample:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from simstudy.lazy import LazyModule
-from simstudy.runner import Chunk, run_chunks
-from simstudy.warmup import prestart_workers, wait_for_workers, warm_worker
+from simstudy.engine.runner import Chunk, run_chunks
+from simstudy.engine.backends.warmup import prestart_workers, wait_for_workers, warm_worker
 
 from conftest import LETTER_FILE, ROOT
 
@@ -30,9 +30,9 @@ def test_lazy_module_imports_on_first_attribute_access():
 def test_tree_worker_does_not_import_sklearn_scipy_stats_or_matplotlib(tmp_path):
     """A cv_variance worker with the numba tree unpickles and runs without scikit-learn,
     scipy.stats or matplotlib (each costs about a second of start-up per worker)."""
-    from simstudy.learners import build_learner
+    from simstudy.learners.dispatch import build_learner
     from simstudy.populations import build_population
-    from simstudy.losses import zero_one
+    from simstudy.cv.losses import zero_one
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(LETTER_FILE),
@@ -43,7 +43,7 @@ def test_tree_worker_does_not_import_sklearn_scipy_stats_or_matplotlib(tmp_path)
     worker = CVVarianceWorker(pop, learner, zero_one, make_conditions([20], 10, pop), 1, True)
     path = tmp_path / "worker.pkl"
     path.write_bytes(pickle.dumps(worker))
-    code = ("import pickle, sys; from simstudy.runner import Chunk; w = pickle.load(open(sys.argv[1], 'rb')); "
+    code = ("import pickle, sys; from simstudy.engine.runner import Chunk; w = pickle.load(open(sys.argv[1], 'rb')); "
             "rec = w(Chunk(0, 0, 3)); assert (rec['error'] == '').all(), rec['error'].tolist(); "
             "print(' '.join(m for m in ('sklearn', 'scipy.stats', 'matplotlib') if m in sys.modules) or 'none')")
     out = subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, capture_output=True, text=True)
@@ -87,7 +87,7 @@ def test_while_computing_runs_once_when_the_workers_compute(n_jobs, backend, exp
 
 
 def test_report_prewarm_loads_the_report_libraries_in_a_thread():
-    code = ("import sys; from simstudy.report.prewarm import start_prewarm, wait_for_prewarm; "
+    code = ("import sys; from simstudy.engine.backends.prewarm import start_prewarm, wait_for_prewarm; "
             "before = 'matplotlib.pyplot' in sys.modules; started = start_prewarm(); wait_for_prewarm(); "
             "print(before, started, 'matplotlib.pyplot' in sys.modules, 'simstudy.report.html' in sys.modules, "
             "start_prewarm())")
@@ -148,8 +148,8 @@ def test_costliest_chunks_are_dispatched_first_and_the_records_do_not_change():
 def test_chunk_cost_of_a_phase_is_replicates_times_sample_size():
     from types import SimpleNamespace
 
-    from simstudy.engine import _chunk_cost
-    from simstudy.runner import Chunk
+    from simstudy.engine.execute import _chunk_cost
+    from simstudy.engine.runner import Chunk
 
     phase = SimpleNamespace(conditions=[SimpleNamespace(n=20), SimpleNamespace(n=2000)])
     cost = _chunk_cost(phase)
@@ -162,7 +162,7 @@ def test_progress_eta_comes_from_the_chunks_costs(caplog):
     """With the costliest chunks first, the ETA weighs the work done by cost, not by replicates."""
     import logging
 
-    from simstudy.runner import _LogProgress
+    from simstudy.engine.runner import _LogProgress
 
     caplog.set_level(logging.INFO, logger="simstudy")
     progress = _LogProgress(total=10, desc="run", enabled=True, total_work=100.0)
@@ -180,7 +180,7 @@ def test_progress_pace_starts_when_the_workers_are_ready(caplog):
     runner restarts the ETA's clock once the workers are free (``on_ready``)."""
     import logging
 
-    from simstudy.runner import Chunk, _joblib_outputs, _LogProgress
+    from simstudy.engine.runner import Chunk, _joblib_outputs, _LogProgress
 
     caplog.set_level(logging.INFO, logger="simstudy")
     progress = _LogProgress(total=10, desc="warm", enabled=True, total_work=100.0)

@@ -19,7 +19,7 @@ import pytest
 from sklearn.utils import Bunch
 
 from simstudy.populations import DataUnavailableError, build_population, load_openml, load_table_file
-from simstudy.populations import tabular
+from simstudy.populations import finite as tabular
 
 from conftest import make_letter_like
 

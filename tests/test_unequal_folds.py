@@ -13,7 +13,7 @@ from simstudy.inference import (
     variance_estimates_from_blocks, block_residuals,
 )
 from simstudy.inference.variance import unequal_fold_estimates
-from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
+from simstudy.cv.splits import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
 from test_variance import _quadratic_matrix     # polarisation: the matrix of a quadratic form
 
 THETAS = ("theta1", "theta2", "theta3", "theta4", "theta5")

@@ -7,12 +7,12 @@ from typing import Any, List
 import numpy as np
 import pandas as pd
 
-from simstudy.crossval import cross_validate, score
+from simstudy.cv.loop import cross_validate, score
 from simstudy.rng import replicate_rng
-from simstudy.schemes import KFold
+from simstudy.cv.splits import KFold
 from simstudy.studies.base import (Phase, Study, StudyConfig, StudyTables, extent, fail, replicate_records,
                                    size_conditions, validate_sizes)
-from simstudy.truth import model_risks, truth_available
+from simstudy.populations.truth import model_risks, truth_available
 
 
 @dataclass

@@ -44,7 +44,7 @@ def wilson_bounds(successes, trials, confidence_level: float = 0.95):
 
     (p + z^2/2N -+ z sqrt(p(1-p)/N + z^2/4N^2)) / (1 + z^2/N), z the 1/2 + level/2 normal
     quantile. The one Wilson implementation: :func:`binomial_test` (method ``"wilson"``) and
-    the Monte Carlo summaries of :mod:`simstudy.metrics` use it.
+    the Monte Carlo summaries of :mod:`simstudy.studies.metrics` use it.
     """
     k, n = _counts(successes, trials)
     check_level(confidence_level)

@@ -19,7 +19,7 @@ What is stored, and what is not:
   integer keys, an object) is simply checked every time;
 - a file that cannot be read back (truncated, edited) counts as absent and is rewritten.
 
-The files live in the ``estimators`` folder of simstudy's cache (:func:`simstudy.cache.cache_root`:
+The files live in the ``estimators`` folder of simstudy's cache (:func:`simstudy.learners.cache.cache_root`:
 ``$SIMSTUDY_CACHE``, else ``~/.cache/simstudy``). Deleting the folder is always safe. When it cannot be written, nothing is stored and every run checks with
 scikit-learn, as before.
 """
@@ -44,7 +44,7 @@ FORMAT = 1
 
 def cache_directory() -> Path:
     """Where accepted estimator specs are stored (see the module docstring)."""
-    from simstudy.cache import cache_root
+    from simstudy.learners.cache import cache_root
 
     return cache_root() / "estimators"
 

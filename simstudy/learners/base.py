@@ -7,8 +7,8 @@ sample's rows ``rows`` (positions 0..n-1; repeats allowed) and ``predict(state, 
 predicts those rows. Every split design (K-fold, 5x2, train/validation, nested CV, the full
 sample) is a sequence of ``fit``/``predict`` calls on row subsets of the same state.
 
-Optional fast paths, found by :func:`capabilities` and used behind :mod:`simstudy.crossval`
-and :mod:`simstudy.truth` (the results are the same as through the required methods):
+Optional fast paths, found by :func:`capabilities` and used behind :mod:`simstudy.cv.loop`
+and :mod:`simstudy.populations.truth` (the results are the same as through the required methods):
 
 - ``cross_validate(state, labels, K, rng, keep_models) -> Folds``: K-fold CV in one call;
 - ``split_predictions(state, trains, tests, rng) -> list``: one fit per train/test split
@@ -76,7 +76,7 @@ class Folds:
 @dataclass(frozen=True)
 class BatchFolds:
     """K-fold CV of R samples at once: ``predictions`` (R, n) and the fitted ``models`` (the
-    learner's own batch object, e.g. :class:`simstudy.learners.linear.LinearRuleBatch`)."""
+    learner's own batch object, e.g. :class:`simstudy.learners.linear.batched.LinearRuleBatch`)."""
 
     predictions: np.ndarray
     models: Any = None

@@ -23,7 +23,7 @@ __all__ = ["DataUnavailableError", "GaussianFoldsPopulation", "LogisticPopulatio
 #: command checks population configs before its workers start, and these modules import numba
 #: and pandas (about a second), which the checks do not need.
 _LAZY = {name: "simstudy.populations.synthetic" for name in ("GaussianFoldsPopulation", "LogisticPopulation")}
-_LAZY.update({name: "simstudy.populations.tabular" for name in (
+_LAZY.update({name: "simstudy.populations.finite" for name in (
     "MISSING_MARKERS", "TabularData", "TabularPopulation", "binarize", "data_fingerprint", "load_covtype",
     "load_openml", "load_table_file")})
 

@@ -76,7 +76,7 @@ class LabelNoisePopulation(Population):
     @property
     def fingerprint(self) -> str | None:
         """The base population's data fingerprint (part of a run's identity, as without noise)."""
-        from simstudy.engine import data_fingerprint
+        from simstudy.engine.execute import data_fingerprint
 
         return data_fingerprint(self.base)
 
@@ -131,7 +131,7 @@ class LabelNoisePopulation(Population):
         """Clean truth: the base population's truth (its fast paths included); noisy truth with
         the 0-1 loss and two classes: eta + (1 - 2 eta) x clean risk; otherwise None (the weighted
         evaluation set)."""
-        from simstudy.truth import RiskValues, true_risks
+        from simstudy.populations.truth import RiskValues, true_risks
 
         if self.truth == "clean":
             return true_risks(learner, models, self.base, loss)

@@ -297,7 +297,7 @@ def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSavi
     ``figures`` maps names to Figures or to figure makers (functions of no argument returning a
     Figure; :meth:`simstudy.studies.base.Study.figures`), which are called in the process that
     saves the figure. Drawing and rendering a PNG is single-threaded work that holds the GIL
-    (0.05-0.1 s a figure). Where this process may fork (:func:`simstudy.forkpool.safe_to_fork`:
+    (0.05-0.1 s a figure). Where this process may fork (:func:`simstudy.engine.backends.fork_pool.safe_to_fork`:
     Linux, one thread; the command line once its workers are released), forked children, one per
     core up to one per figure, take the figures one at a time from a shared queue (a pipe of
     indices), draw and save them, while this process goes on; :meth:`FigureSaving.wait` then takes
@@ -305,7 +305,7 @@ def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSavi
     leaves its figures to :meth:`FigureSaving.wait`, which saves them in this process; so does a
     fork that fails.
     """
-    from simstudy.forkpool import safe_to_fork
+    from simstudy.engine.backends.fork_pool import safe_to_fork
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ subclass of :class:`Study` that supplies
 - :meth:`Study.aggregate`: records -> tables; :meth:`Study.figures`,
   :meth:`Study.write_tables` and :meth:`Study.headline`: what a reader sees.
 
-The engine (:mod:`simstudy.engine`) owns everything else: validation order, seeds, chunks,
+The engine (:mod:`simstudy.engine.execute`) owns everything else: validation order, seeds, chunks,
 parallelism, failures, shards and resume, files and the manifest.
 
 Every config field has a role, which decides whether a changed value may reuse a run
@@ -161,7 +161,7 @@ class Study:
     #: Name of the main phase's records (``replicates.parquet``).
     main_phase: ClassVar[str] = "replicates"
     #: Modules the aggregation imports: the command loads them in the background while the workers
-    #: compute (:mod:`simstudy.report.prewarm`). scipy.stats by default; a study whose aggregation
+    #: compute (:mod:`simstudy.engine.backends.prewarm`). scipy.stats by default; a study whose aggregation
     #: needs only the t and normal distributions (:mod:`simstudy.inference.distributions`) names
     #: scipy.special instead, about 0.5 s of CPU less. A module missing here is imported when used.
     aggregation_imports: ClassVar[tuple[str, ...]] = ("scipy.stats",)

@@ -12,7 +12,7 @@ pair fits of nested CV). A plan built elsewhere (another tool's splits) is accep
 :meth:`Design.validate` finds it follows that layout.
 
 Sizes. A test fraction f gives n_test = floor(f n + 1/2) points (at least 1); K folds of n
-points have sizes floor(n/K) and ceil(n/K) (:class:`simstudy.schemes.KFold`); halves of n have
+points have sizes floor(n/K) and ceil(n/K) (:class:`simstudy.cv.splits.KFold`); halves of n have
 floor(n/2) points (one point is left out when n is odd).
 """
 from __future__ import annotations
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simstudy.errors import ConfigError
-from simstudy.schemes import KFold as _Folds
-from simstudy.schemes import five_by_two_splits
+from simstudy.cv.splits import KFold as _Folds
+from simstudy.cv.splits import five_by_two_splits
 
 __all__ = ["Bootstrap", "Design", "FiveByTwo", "HoldOut", "KFold", "KFoldHalves", "LeaveOneOut", "NestedCV",
            "PairedSubsampling", "RepeatedKFold", "RepeatedSplits", "SplitPlan", "test_size"]
@@ -103,7 +103,7 @@ def _fraction(value) -> float:
 
 
 def _random_tests(n: int, n_test: int, splits: int, rng: np.random.Generator) -> np.ndarray:
-    """``splits`` random test sets of ``n_test`` of n points, as in :func:`simstudy.schemes.train_validation_splits`
+    """``splits`` random test sets of ``n_test`` of n points, as in :func:`simstudy.cv.splits.train_validation_splits`
     (one permutation per split, its first n_test points), for any number of splits."""
     test = np.zeros((splits, n), dtype=bool)
     for j in range(splits):
@@ -372,7 +372,7 @@ class NestedCV(Design):
     Per repetition (a fresh K-fold assignment): K outer splits (split k trains without fold k
     and tests it), then one split per pair of folds a < b (lexicographic), training without
     folds a and b and testing both: the inner CV of outer fold a uses it on fold b and vice
-    versa (:func:`simstudy.schemes.nested_cv_losses`). R (K + K (K-1)/2) fits; n >= 2K, K >= 3.
+    versa (:func:`simstudy.cv.splits.nested_cv_losses`). R (K + K (K-1)/2) fits; n >= 2K, K >= 3.
     """
 
     K: int = 5

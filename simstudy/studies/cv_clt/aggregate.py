@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy.inference import cv_t_test, five_by_two_t_test, resampled_t_test, z_test
-from simstudy.metrics import rejection_rate, variance_ratio
+from simstudy.studies.metrics import rejection_rate, variance_ratio
 
 __all__ = ["INTERVALS", "OWN_TARGET", "TESTS", "aggregate", "procedure_intervals", "procedure_pvalues",
            "own_target_table", "loss_stability", "rate_table", "width_table"]
@@ -191,7 +191,7 @@ def loss_stability(records: pd.DataFrame, alpha: float) -> pd.DataFrame:
     the interval R_hat +- z sigma_hat / sqrt(n) is too narrow by a factor sqrt(r): under a
     normal R_hat - R_n its coverage is about 2 Phi(z / sqrt(r)) - 1 (``normal_coverage``, which
     ignores the variability of sigma_hat). Monte Carlo standard errors by the delta method
-    (:func:`simstudy.metrics.variance_ratio`); the rows also give the mean of R_hat - R_n (0 in
+    (:func:`simstudy.studies.metrics.variance_ratio`); the rows also give the mean of R_hat - R_n (0 in
     expectation: each fold's held-out losses are unbiased for its model's error).
     """
     from simstudy.inference.distributions import norm_cdf, norm_ppf

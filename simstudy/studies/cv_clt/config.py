@@ -76,7 +76,7 @@ class CVCLTConfig(StudyConfig):
                  "Section 4; package: their R package's nested_cv).")
         if not self.learners:
             fail("study.learners", {}, "name at least one learner, e.g. study.learners={tree: {_target_: ...}}.")
-        from simstudy.learners import estimator_from_spec
+        from simstudy.learners.dispatch import estimator_from_spec
 
         for name, spec in self.learners.items():
             estimator_from_spec(spec, f"study.learners.{name}")

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy.errors import ConfigError
-from simstudy.losses import check_loss, resolve_loss
+from simstudy.cv.losses import check_loss, resolve_loss
 from simstudy.report import frame_to_markdown
 from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
                                    with_labels)
@@ -46,7 +46,7 @@ class CVCLTStudy(Study):
         super().__init__(config, population, None, loss if loss is not None else resolve_loss(config.loss))
         self.learners: dict[str, Any] = {}
         if population is not None:
-            from simstudy.learners import build_learner
+            from simstudy.learners.dispatch import build_learner
 
             self.learners = {name: build_learner({"name": name, "estimator": dict(spec)}, population, self.loss,
                                                  f"study.learners.{name}")
@@ -56,7 +56,7 @@ class CVCLTStudy(Study):
         pop = self.population
         import numpy as np
 
-        from simstudy.truth import truth_available
+        from simstudy.populations.truth import truth_available
 
         for name, learner in self.learners.items():
             why = truth_available(pop, learner)
@@ -193,7 +193,8 @@ class CVCLTStudy(Study):
 
     @staticmethod
     def warm_up() -> None:
-        from simstudy.learners import cart, knn_regression
+        from simstudy.learners import cart
+        from simstudy.learners.knn.population import regression as knn_regression
 
         cart.warm_up()
         knn_regression.warm_up()

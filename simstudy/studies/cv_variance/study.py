@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy.errors import ConfigError
-from simstudy.losses import check_loss, resolve_loss
+from simstudy.cv.losses import check_loss, resolve_loss
 from simstudy.populations.base import ResidualPopulation
 from simstudy.report.paper import table2_comparison, table2_frame, table2_markdown
 from simstudy.report.tables import frame_to_markdown, rate_with_interval, with_error
@@ -24,7 +24,7 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.config import CVVarianceConfig
 from simstudy.studies.cv_variance.worker import THETAS, CVVarianceWorker
-from simstudy.truth import truth_available
+from simstudy.populations.truth import truth_available
 
 __all__ = ["CVVarianceStudy", "CVVarianceConfig", "CVVarianceWorker", "aggregate", "make_conditions", "THETAS"]
 

@@ -6,7 +6,7 @@ mu_hat, the K fold means, theta1..theta5 (Grandvalet & Bengio, Table 1) and, whe
 ``study.truth`` is on, each fold model's true risk on the population (with its Monte Carlo
 standard error when the population's truth is a large fixed sample).
 
-Any n >= 2K: folds have sizes floor(n/K) or ceil(n/K) (:class:`simstudy.schemes.KFold`, the
+Any n >= 2K: folds have sizes floor(n/K) or ceil(n/K) (:class:`simstudy.cv.splits.KFold`, the
 first n mod K folds one point larger). Each replicate's losses are stored fold by fold
 (fold 0's rows, then fold 1's, ...), so the fold layout is the same for every replicate and
 theta1..theta5 come from :func:`simstudy.inference.variance_estimates` (the paper's Table 1
@@ -22,15 +22,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.crossval import cross_validate, cross_validate_batch
+from simstudy.cv.loop import cross_validate, cross_validate_batch
 from simstudy.inference import variance_estimates, variance_estimates_from_blocks
 from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation
 from simstudy.rng import replicate_rng
-from simstudy.runner import Chunk
-from simstudy.schemes import KFold
+from simstudy.engine.runner import Chunk
+from simstudy.cv.splits import KFold
 from simstudy.studies.base import SizeCondition, map_replicates
-from simstudy.truth import true_risks
+from simstudy.populations.truth import true_risks
 
 __all__ = ["CVVarianceWorker", "THETAS"]
 

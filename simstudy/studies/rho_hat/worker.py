@@ -26,13 +26,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.crossval import cross_validate, split_losses
+from simstudy.cv.loop import cross_validate, split_losses
 from simstudy.inference import cv_clt_sigma, nested_cv_interval, subsample_cv
 from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation, Sample
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.runner import Chunk
-from simstudy.schemes import KFold, nested_cv_losses
+from simstudy.engine.runner import Chunk
+from simstudy.cv.splits import KFold, nested_cv_losses
 from simstudy.studies.base import SizeCondition, replicate_records
 
 __all__ = ["RhoHatWorker", "fold_means_of"]

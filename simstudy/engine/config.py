@@ -1,0 +1,130 @@
+"""The Hydra side of the configuration: the top-level schema, the runner, and the config groups
+derived from the registry (:mod:`simstudy.registry`).
+
+Every registered study, population preset and learner preset becomes an option of its config
+group (``study=cv_clt``, ``population=letter``, ``learner=knn``) typed by its dataclass, so a
+misspelt key or a value of the wrong type fails at composition time. Relations between fields
+are checked by each study's ``Config.validate`` and by the engine before any work starts.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from omegaconf import MISSING, DictConfig, OmegaConf
+
+from simstudy.errors import ConfigError
+
+__all__ = ["ConfigError", "Config", "RunnerConfig", "register_configs", "validate_runner", "to_container"]
+
+BACKENDS = ("auto", "loky", "fork", "threading", "sequential", "dask")  # as simstudy.engine.runner.BACKENDS
+ON_ERROR = ("record", "raise")
+
+
+@dataclass
+class RunnerConfig:
+    """How replicates are dealt out: joblib (or dask) over chunks of replicates."""
+
+    #: Worker processes/threads (-1: all cores); never more than there are chunks.
+    n_jobs: int = -1
+    #: Replicates per chunk (one task, one shard).
+    chunk_size: int = 250
+    #: "auto" (fork where safe, else loky), "loky" or "fork" (processes), "threading", "sequential"
+    #: or "dask" (dask.distributed).
+    backend: str = "auto"
+    #: Show a progress bar on a terminal (log lines every 10% otherwise).
+    progress: bool = True
+    #: "record" a failing replicate and go on, or "raise" at the first failure.
+    on_error: str = "record"
+    #: Abort when more than this share of the replicates done so far failed.
+    max_failure_rate: float = 0.2
+    #: dask: address of a running scheduler (e.g. tcp://10.0.0.5:8786); null starts a LocalCluster.
+    scheduler_address: Optional[str] = None
+    #: Run only this replicate index of each condition (debugging a failure); no shards.
+    only_replicate: Optional[int] = None
+    #: Discard an existing run of a different configuration in the same run directory.
+    overwrite: bool = False
+
+
+@dataclass
+class Config:
+    population: Any = MISSING
+    learner: Any = MISSING
+    study: Any = MISSING
+    runner: RunnerConfig = field(default_factory=RunnerConfig)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate_runner(runner: RunnerConfig) -> None:
+    """Check the runner settings; raise :class:`ConfigError` naming field, value and fix."""
+    import os
+
+    r = runner
+    if r.backend not in BACKENDS:
+        raise ConfigError(f"runner.backend={r.backend!r} is invalid: choose one of {list(BACKENDS)}.")
+    if not _is_int(r.n_jobs) or r.n_jobs == 0 or r.n_jobs < -1:
+        raise ConfigError(f"runner.n_jobs={r.n_jobs!r} is invalid: use a positive number of workers or -1 for all "
+                          "cores.")
+    cores = os.cpu_count() or 1
+    if r.n_jobs > 4 * cores:
+        raise ConfigError(f"runner.n_jobs={r.n_jobs} is invalid: this machine has {cores} cores; more than "
+                          f"{4 * cores} workers only cost memory and start-up time. Use runner.n_jobs=-1 (one per core).")
+    if not _is_int(r.chunk_size) or r.chunk_size < 1:
+        raise ConfigError(f"runner.chunk_size={r.chunk_size!r} is invalid: use a positive number of replicates per "
+                          "chunk, e.g. 250.")
+    if r.on_error not in ON_ERROR:
+        raise ConfigError(f"runner.on_error={r.on_error!r} is invalid: choose one of {list(ON_ERROR)}.")
+    if isinstance(r.max_failure_rate, bool) or not isinstance(r.max_failure_rate, (int, float)) \
+            or not 0 <= r.max_failure_rate <= 1:
+        raise ConfigError(f"runner.max_failure_rate={r.max_failure_rate!r} is invalid: use a share in [0, 1], "
+                          "e.g. 0.2.")
+    if r.only_replicate is not None and (not _is_int(r.only_replicate) or r.only_replicate < 0):
+        raise ConfigError(f"runner.only_replicate={r.only_replicate!r} is invalid: use a replicate index >= 0.")
+    if r.backend == "fork":
+        from simstudy.engine.backends.fork_pool import fork_available
+
+        if not fork_available():
+            raise ConfigError(f"runner.backend={r.backend!r} is invalid here: forking worker processes is supported on "
+                              "Linux only. Use runner.backend=auto or loky.")
+    if r.backend == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ConfigError(f"runner.backend={r.backend!r} is invalid here: install dask.distributed first: "
+                              "pip install 'simstudy[dask]'.") from None
+
+
+def _node(value: Any) -> Any:
+    """A ConfigStore node: a dataclass instance stays typed, a mapping stays a mapping."""
+    return value if dataclasses.is_dataclass(value) or isinstance(value, dict) else dict(value)
+
+
+def register_configs() -> None:
+    """Register the top-level schema and every registered part as Hydra config-group options."""
+    from hydra.core.config_store import ConfigStore
+
+    from simstudy.registry import LEARNERS, POPULATIONS, STUDIES
+
+    cs = ConfigStore.instance()
+    cs.store(name="config_schema", node=Config)
+    for name, entry in STUDIES.items():
+        cs.store(group="study", name=name, node=entry.load_config())
+    # a user's Study class: study=custom study._target_=package.module.Class +study.<field>=value
+    cs.store(group="study", name="custom", node={"name": "custom", "_target_": MISSING})
+    for name, entry in POPULATIONS.items():
+        cs.store(group="population", name=name, node=_node(entry.load_config()))
+    for name, entry in LEARNERS.items():
+        cs.store(group="learner", name=name, node=_node(entry.load_config()))
+    presets = (("default", "auto", -1), ("loky", "loky", -1), ("fork", "fork", -1), ("threading", "threading", -1),
+               ("sequential", "sequential", 1), ("dask", "dask", -1))
+    for name, backend, n_jobs in presets:
+        cs.store(group="runner", name=name, node=RunnerConfig(backend=backend, n_jobs=n_jobs))
+
+
+def to_container(cfg: DictConfig) -> dict:
+    """Resolved plain-dict copy of a config (for manifests and hashing)."""
+    return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)  # type: ignore[return-value]

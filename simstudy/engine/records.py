@@ -1,0 +1,45 @@
+"""Reading and writing per-replicate records (Parquet), with array-valued columns."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from simstudy.engine.runner import ChunkOutput
+
+__all__ = ["write_records", "read_records", "timing_by_condition"]
+
+_ARRAY_COLUMNS = ("fold_means", "fold_true_errors")
+
+
+def write_records(records: pd.DataFrame, path: Path) -> Path:
+    """Write records to Parquet; array cells become list<double> columns."""
+    out = records.copy()
+    for col in _ARRAY_COLUMNS:
+        if col in out:
+            out[col] = [np.asarray(v, dtype=float).tolist() for v in out[col]]
+    out.to_parquet(path, index=False)
+    return path
+
+
+def read_records(path: Path) -> pd.DataFrame:
+    """Read records written by :func:`write_records` (list cells back to arrays)."""
+    records = pd.read_parquet(path)
+    for col in _ARRAY_COLUMNS:
+        if col in records:
+            records[col] = [np.asarray(v, dtype=float) for v in records[col]]
+    if "error" in records:
+        records["error"] = records["error"].fillna("")
+    return records
+
+
+def timing_by_condition(outputs: Sequence[ChunkOutput]) -> dict[int, dict[str, float]]:
+    """Summed worker wall and CPU seconds per condition index."""
+    timing: dict[int, dict[str, float]] = {}
+    for o in outputs:
+        t = timing.setdefault(o.chunk.condition, {"worker_wall_s": 0.0, "worker_cpu_s": 0.0})
+        t["worker_wall_s"] += o.wall_time
+        t["worker_cpu_s"] += o.cpu_time
+    return timing
