@@ -36,7 +36,7 @@ def measure(sizes: list[int], replicates: int) -> dict:
     from simstudy.learners.dispatch import build_learner
     from simstudy.cv.losses import zero_one
     from simstudy.populations import build_population
-    from simstudy.engine.runner import Chunk
+    from simstudy.studies.base import Chunk
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(letter_path()), "positive": POSITIVE})

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simstudy.engine.execute import run_study
+from simstudy.engine.run import run_study
 from simstudy.engine.manifest import environment_info
 from simstudy.inference.risk_bounds import rhat_bias_bound
 from simstudy.learners.linear.fisher import fisher_directions, predict_rules

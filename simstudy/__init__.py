@@ -24,7 +24,7 @@ from simstudy import _deprecated
 __version__ = "0.2.0"
 
 _EXPORTS = {
-    "run_study": "simstudy.engine.execute", "load_run": "simstudy.results", "StudyResult": "simstudy.results",
+    "run_study": "simstudy.engine.run", "load_run": "simstudy.results", "StudyResult": "simstudy.engine.result",
     "STUDIES": "simstudy.registry", "POPULATIONS": "simstudy.registry", "LEARNERS": "simstudy.registry",
     "LOSSES": "simstudy.registry", "Study": "simstudy.studies.base", "StudyConfig": "simstudy.studies.base",
     "Phase": "simstudy.studies.base", "StudyTables": "simstudy.studies.base", "Loss": "simstudy.cv.losses",

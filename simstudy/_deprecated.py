@@ -53,12 +53,21 @@ MOVED: dict[str, str] = {
     "simstudy.schemes": "simstudy.cv.splits",
     "simstudy.truth": "simstudy.populations.truth",
     "simstudy.warmup": "simstudy.engine.backends.warmup",
-    "simstudy.engine": "simstudy.engine.execute",
-    "simstudy.cli": "simstudy.cli.run",
 }
 
 #: Old module -> {name: module now defining it}, for names that did not follow :data:`MOVED`.
-MOVED_NAMES: dict[str, dict[str, str]] = {}
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    "simstudy.engine": {"resolve_study": "simstudy.studies.resolve", "make_config": "simstudy.studies.resolve",
+                        "data_fingerprint": "simstudy.engine.identity", "resolved_config": "simstudy.engine.identity",
+                        "run_phase": "simstudy.engine.execute"},
+    "simstudy.cli": {"plan_from_config": "simstudy.cli.hydra", "setup_logging": "simstudy.cli.console"},
+    "simstudy.config": {"Config": "simstudy.cli.hydra", "register_configs": "simstudy.cli.hydra"},
+    "simstudy.runner": {"Chunk": "simstudy.studies.base", "ChunkOutput": "simstudy.engine.chunks",
+                        "RunReport": "simstudy.engine.chunks", "plan_chunks": "simstudy.engine.chunks",
+                        "ShardStore": "simstudy.engine.shards", "BACKENDS": "simstudy.engine.backends",
+                        "FailureRateExceeded": "simstudy.errors"},
+    "simstudy.warmup": {"ignore_interrupts_in_worker": "simstudy.engine.backends.tasks"},
+}
 
 
 def _new_home(old: str, name: str) -> str | None:

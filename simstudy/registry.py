@@ -2,7 +2,7 @@
 
 Every name a user can type (``study=cv_clt``, ``population=letter``, ``learner=knn``,
 ``study.loss=squared``) is an entry here, and everything that dispatches on a name derives from
-these tables: the Hydra config groups (:func:`simstudy.engine.config.register_configs`), validation,
+these tables: the Hydra config groups (:func:`simstudy.cli.hydra.register_configs`), validation,
 building the parts, ``simstudy --help``. Entries name their code by import path
 (``"package.module:attribute"``) and are imported on first use, so registering costs nothing
 and a worker process imports only what its run needs.

@@ -96,6 +96,7 @@ def test_statistically_indistinguishable_on_letter(n, R):
     On the same training sets and folds (the learner is not part of the seed), per-replicate CV
     errors of the two engines must not differ systematically, and rho must agree."""
     from simstudy.populations import build_population
+    from simstudy.engine.config import RunnerConfig
     from simstudy.engine.runner import run_chunks
     from simstudy.cv.losses import zero_one
     from simstudy.studies.cv_variance.aggregate import aggregate
@@ -108,7 +109,7 @@ def test_statistically_indistinguishable_on_letter(n, R):
     for name, learner in (("numba", CartLearner(DecisionTreeClassifier())),
                           ("sklearn", SklearnLearner(DecisionTreeClassifier()))):
         worker = CVVarianceWorker(pop, learner, zero_one, conds, seed=77, truth=False)
-        out[name] = run_chunks(worker, [R], chunk_size=100, n_jobs=2, progress=False).records
+        out[name] = run_chunks(worker, [R], RunnerConfig(chunk_size=100, n_jobs=2, progress=False)).records
     a, b = out["numba"]["mu_hat"].to_numpy(), out["sklearn"]["mu_hat"].to_numpy()
     assert stats.ttest_rel(a, b).pvalue > 1e-3                 # paired: same samples and folds
     assert stats.ks_2samp(a, b).pvalue > 1e-3
@@ -274,7 +275,7 @@ def test_study_records_do_not_depend_on_the_one_call_kernel():
     """The cv_variance worker gives identical records (losses, theta's, exact fold errors)
     whether the tree's one-call CV kernel or the generic fold loop of fit/predict is used."""
     from simstudy.populations.finite import TabularPopulation
-    from simstudy.engine.runner import Chunk
+    from simstudy.studies.base import Chunk
     from simstudy.cv.losses import zero_one
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 

@@ -12,6 +12,7 @@ from simstudy.learners.dispatch import build_learner
 from simstudy.cv.losses import zero_one
 from simstudy.populations import TabularPopulation
 from simstudy.rng import condition_key, replicate_rng
+from simstudy.engine.config import RunnerConfig
 from simstudy.engine.runner import run_chunks
 from simstudy.cv.splits import KFold, nested_cv_losses
 from simstudy.studies.cv_clt.aggregate import aggregate
@@ -44,8 +45,8 @@ def _worker(population, learners, comparisons, sizes=(40,), K=5, nested=2, seed=
 
 
 def _run(worker, replicates, n_jobs=1, chunk=100, backend="sequential"):
-    return run_chunks(worker, [replicates] * len(worker.conditions), chunk_size=chunk, n_jobs=n_jobs,
-                      backend=backend, progress=False).records
+    return run_chunks(worker, [replicates] * len(worker.conditions),
+                      RunnerConfig(chunk_size=chunk, n_jobs=n_jobs, backend=backend, progress=False)).records
 
 
 def test_records_match_an_independent_recomputation(population):

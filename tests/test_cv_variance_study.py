@@ -7,14 +7,16 @@ from sklearn.tree import DecisionTreeClassifier
 from simstudy.learners.sklearn import SklearnLearner
 from simstudy.cv.losses import zero_one
 from simstudy.populations import LogisticPopulation, TabularPopulation
-from simstudy.engine.runner import plan_chunks, run_chunks
+from simstudy.engine.chunks import plan_chunks
+from simstudy.engine.config import RunnerConfig
+from simstudy.engine.runner import run_chunks
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
 
 def _records(worker, replicates, n_jobs, chunk_size, backend="loky"):
-    report = run_chunks(worker, [replicates] * len(worker.conditions), chunk_size=chunk_size, n_jobs=n_jobs,
-                        backend=backend, progress=False)
+    report = run_chunks(worker, [replicates] * len(worker.conditions),
+                        RunnerConfig(chunk_size=chunk_size, n_jobs=n_jobs, backend=backend, progress=False))
     return report.records
 
 

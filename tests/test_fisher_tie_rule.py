@@ -166,7 +166,7 @@ def test_study_worker_under_each_rule_equals_plain_refits(rule):
     """The study's estimates (LOO, K-fold, empirical, Err(1) of .632, exact risk) under each tie rule
     equal a refit of every training set by the brute-force reference, with the study's uniforms."""
     from simstudy.populations.synthetic import linear_rule_risk
-    from simstudy.engine.runner import Chunk
+    from simstudy.studies.base import Chunk
     from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, draw, make_conditions
 
     cond, pop = make_conditions([20], [0.3])[0], LogisticPopulation(0.3)

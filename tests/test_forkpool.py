@@ -113,13 +113,13 @@ def test_run_chunks_says_which_chunk_was_lost_and_how_to_resume(no_pool):
         return pd.DataFrame({"replicate": list(range(chunk.start, chunk.stop))})
 
     with pytest.raises(WorkerLost) as caught:
-        run_chunks(chunk_fn, [8], chunk_size=2, n_jobs=2, backend="fork", progress=False)
+        run_chunks(chunk_fn, [8], RunnerConfig(chunk_size=2, n_jobs=2, backend="fork", progress=False))
     message = str(caught.value)
     assert "killed by signal 9, SIGKILL: often the system out of memory" in message
     assert "of condition 0" in message and "run the same command again to resume" in message
     assert "runner.n_jobs" in message
-    report = run_chunks(lambda c: pd.DataFrame({"replicate": list(range(c.start, c.stop))}), [8], chunk_size=2,
-                        n_jobs=2, backend="fork", progress=False)  # a new pool replaces the broken one
+    report = run_chunks(lambda c: pd.DataFrame({"replicate": list(range(c.start, c.stop))}), [8],
+                        RunnerConfig(chunk_size=2, n_jobs=2, backend="fork", progress=False))  # a new pool
     assert report.backend == "fork" and list(report.records["replicate"]) == list(range(8))
 
 
@@ -138,8 +138,8 @@ def test_a_prestarted_pool_is_the_one_the_run_uses(no_pool):
     pool = forkpool.current_pool()
     warmed = warmup.wait_for_workers()
     assert sorted(warmed) == pool.pids()  # one warm-up per worker
-    report = run_chunks(lambda c: pd.DataFrame({"pid": [os.getpid()] * c.size}), [6], chunk_size=1, n_jobs=2,
-                        backend="auto", progress=False)
+    report = run_chunks(lambda c: pd.DataFrame({"pid": [os.getpid()] * c.size}), [6],
+                        RunnerConfig(chunk_size=1, n_jobs=2, backend="auto", progress=False))
     assert forkpool.current_pool() is pool and set(report.records["pid"]) <= set(pool.pids())
 
 
@@ -162,10 +162,12 @@ def test_a_single_chunk_runs_in_the_forked_worker_unless_n_jobs_is_1(no_pool):
     assert warmup.prestart_workers(1, "fork", "simstudy.studies.cv_variance.study:CVVarianceStudy")
     (worker,) = forkpool.current_pool().pids()
     calls = []
-    report = run_chunks(pid_chunk, [5], chunk_size=10, n_jobs=-1, backend="fork", progress=False,
+    report = run_chunks(pid_chunk, [5],
+                        RunnerConfig(chunk_size=10, n_jobs=-1, backend="fork", progress=False),
                         while_computing=lambda: calls.append(1))
     assert set(report.records["pid"]) == {worker} and calls == [1]
-    report = run_chunks(pid_chunk, [5], chunk_size=10, n_jobs=1, backend="fork", progress=False,
+    report = run_chunks(pid_chunk, [5],
+                        RunnerConfig(chunk_size=10, n_jobs=1, backend="fork", progress=False),
                         while_computing=lambda: calls.append(1))
     assert set(report.records["pid"]) == {os.getpid()} and calls == [1]
 

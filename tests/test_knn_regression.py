@@ -90,7 +90,7 @@ def test_cv_clt_regression_records_equal_with_scikit_learns_knn():
     train/validation, nested CV) with the kernel and with scikit-learn's k-NN: the same records."""
     from simstudy import engine
     from simstudy.learners.sklearn import SklearnLearner
-    from simstudy.engine.runner import Chunk
+    from simstudy.studies.base import Chunk
 
     learners = {"knn": {"_target_": "sklearn.neighbors.KNeighborsRegressor", "n_neighbors": 10}}
     plan = engine.prepare("cv_clt_regression", population={"kind": "friedman1", "evaluation_size": 1000},

@@ -156,7 +156,7 @@ def test_failed_newton_step_is_refitted_by_sklearn():
 def test_cv_clt_records_equal_the_sklearn_path(letter):
     """A small cv_clt chunk (K-fold, full fit, 5x2, train/validation splits, nested CV, truth)
     gives identical records with the kernel and with scikit-learn."""
-    from simstudy.engine.runner import Chunk
+    from simstudy.studies.base import Chunk
     from simstudy.studies.cv_clt.study import make_conditions
     from simstudy.studies.cv_clt.worker import CVCLTWorker
 

@@ -148,7 +148,7 @@ def test_multirun_sweep_and_collect(tmp_path, launcher):
                            "runner.n_jobs=1", "runner.progress=false", f"hydra.sweep.dir={sweep}"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    proc = subprocess.run([sys.executable, "-c", "from simstudy.cli.run import collect_main; collect_main()", str(sweep)],
+    proc = subprocess.run([sys.executable, "-c", "from simstudy.cli import collect_main; collect_main()", str(sweep)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     summary = pd.read_csv(sweep / "collected_summary.csv")

@@ -10,7 +10,7 @@ from simstudy.populations.synthetic import (
     LogisticPopulation, linear_rule_risk, linear_rule_risk_quad, logistic_alpha_for_bayes_error,
 )
 from simstudy.inference.risk_bounds import apply_rhat
-from simstudy.engine.runner import Chunk
+from simstudy.studies.base import Chunk
 from simstudy.studies.nedelko_fisher.aggregate import optimism_table
 from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, OptimismWorker, bootstrap_632, make_conditions
 from simstudy.studies.nedelko_fisher.worker import draw as _draw

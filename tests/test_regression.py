@@ -124,7 +124,7 @@ def test_cv_variance_theta_from_the_generalised_estimators():
     pop = GaussianLinearPopulation(p=2)
     learner = SklearnLearner(LinearRegression(), "ols")
     w = CVVarianceWorker(pop, learner, squared, make_conditions([23], 4, pop), seed=5, truth=False)
-    from simstudy.engine.runner import Chunk
+    from simstudy.studies.base import Chunk
 
     rec = w(Chunk(0, 0, 3))
     for r in range(3):

@@ -47,7 +47,7 @@ def _simstudy(*args, cwd=ROOT, timeout=600):
 
 def _script(name, *args, timeout=300):
     """simstudy-report / simstudy-collect as their console scripts call them."""
-    code = f"import sys; from simstudy.cli.run import {name}; sys.argv[0] = {name!r}; {name}()"
+    code = f"import sys; from simstudy.cli import {name}; sys.argv[0] = {name!r}; {name}()"
     return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, env=ENV, capture_output=True, text=True,
                           timeout=timeout)
 
@@ -208,7 +208,7 @@ def test_a_full_disk_gives_one_paragraph_and_keeps_the_finished_chunks(tmp_path)
     full disk): one paragraph, exit 2; the two finished shards are kept and the run resumes."""
     out = tmp_path / "run"
     code = ("import errno, sys, pandas\n"
-            "from simstudy.cli.run import main\n"
+            "from simstudy.cli import main\n"
             "write, calls = pandas.DataFrame.to_parquet, []\n"
             "def full(self, *a, **k):\n"
             "    calls.append(1)\n"
@@ -427,7 +427,7 @@ def test_dask_runs_show_only_simstudys_lines(tmp_path):
 def test_third_party_info_goes_to_the_log_file_only(capsys):
     import logging
 
-    from simstudy.cli.run import setup_logging
+    from simstudy.cli.console import setup_logging
 
     setup_logging()
     logging.getLogger("matplotlib.font_manager").info("generated new fontManager")
@@ -452,7 +452,7 @@ def test_workers_start_only_after_every_check_that_needs_no_data(tmp_path):
             "    open(marker, 'w').write('started')\n"
             "    return False\n"
             "w.prestart_workers = spy\n"
-            "from simstudy.cli.run import main\n"
+            "from simstudy.cli import main\n"
             "sys.argv = ['simstudy', *sys.argv[2:]]\n"
             "main()\n")
     marker = tmp_path / "started"
@@ -495,24 +495,26 @@ def test_a_refusal_after_the_workers_started_does_not_wait_for_them():
 
 
 def test_worker_count_is_capped_by_chunks_and_warns_above_the_cores(caplog):
-    from simstudy.engine.execute import runner
+    from simstudy.engine import runner
+    from simstudy.engine.backends import worker_count
+    from simstudy.engine.config import RunnerConfig
 
     cores = os.cpu_count() or 1
-    assert runner.worker_count(-1, 1) == 1 and runner.worker_count(4 * cores, 3) == min(4 * cores, 3)
+    assert worker_count(-1, 1) == 1 and worker_count(4 * cores, 3) == min(4 * cores, 3)
     report = runner.run_chunks(lambda c: pd.DataFrame({"replicate": list(range(c.start, c.stop))}), [4],
-                               chunk_size=2, n_jobs=2 * cores + 1, backend="threading", progress=False)
+                               RunnerConfig(chunk_size=2, n_jobs=2 * cores + 1, backend="threading", progress=False))
     assert len(report.records) == 4
     assert "2 chunk(s) to compute, so 2 worker(s)" in caplog.text
     if cores < 2:
         assert "share the cores" in caplog.text
     caplog.clear()
     runner.run_chunks(lambda c: pd.DataFrame({"replicate": list(range(c.start, c.stop))}), [4 * cores + 4],
-                      chunk_size=1, n_jobs=cores + 1, backend="threading", progress=False)
+                      RunnerConfig(chunk_size=1, n_jobs=cores + 1, backend="threading", progress=False))
     assert f"runner.n_jobs={cores + 1}: {cores + 1} workers on the {cores} cores" in caplog.text
 
 
 def test_disk_message_names_errno_28():
-    from simstudy.cli.run import _disk_message
+    from simstudy.cli.console import disk_message
 
-    message = _disk_message(OSError(errno.ENOSPC, "No space left on device"), "runs/x")
+    message = disk_message(OSError(errno.ENOSPC, "No space left on device"), "runs/x")
     assert "no space left" in message and "errno 28" in message and "\n" not in message

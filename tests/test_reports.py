@@ -247,7 +247,7 @@ def test_figures_saved_by_forked_children_are_the_same_bytes(tmp_path, monkeypat
     import os
 
     from simstudy.engine.backends import fork_pool as forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module
 
     if not forkpool.fork_available():
         pytest.skip("fork: Linux only")
@@ -281,7 +281,7 @@ def test_figures_left_in_the_queue_are_saved_while_this_process_waits(tmp_path, 
     import os
 
     from simstudy.engine.backends import fork_pool as forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module
 
     if not forkpool.fork_available():
         pytest.skip("fork: Linux only")
@@ -307,7 +307,7 @@ def test_figures_of_a_failing_child_are_saved_by_the_parent(tmp_path, monkeypatc
     import os
 
     from simstudy.engine.backends import fork_pool as forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module
 
     if not forkpool.fork_available():
         pytest.skip("fork: Linux only")
@@ -328,7 +328,7 @@ def test_figures_of_a_failing_child_are_saved_by_the_parent(tmp_path, monkeypatc
 def test_a_figure_maker_that_raises_raises_in_this_process(tmp_path, monkeypatch):
     """A bug in a study's figure code fails in the child, then again here, with its own exception."""
     from simstudy.engine.backends import fork_pool as forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module
 
     def broken():
         raise ValueError("no such column")
@@ -353,7 +353,7 @@ def test_cancel_stops_the_figure_children_and_saves_nothing(tmp_path, monkeypatc
     import time
 
     from simstudy.engine.backends import fork_pool as forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module
 
     if not forkpool.fork_available():
         pytest.skip("fork: Linux only")
@@ -372,7 +372,7 @@ def test_a_failure_while_the_tables_are_written_cancels_the_figures(table2_run, 
     """StudyResult.write: an error between starting the figures and waiting for them (here the
     study's tables) reaches the caller at once; the figure children are stopped and reaped."""
     from simstudy.engine.backends import fork_pool as forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module
 
     result, _ = table2_run
     cancelled = []
@@ -398,7 +398,7 @@ def test_a_figure_maker_that_raises_in_this_process_leaves_no_child_behind(tmp_p
     import os
 
     from simstudy.engine.backends import fork_pool as forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module
 
     if not forkpool.fork_available():
         pytest.skip("fork: Linux only")

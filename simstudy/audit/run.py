@@ -178,7 +178,7 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
     slack, confidence = check_rule(slack, confidence)
     from simstudy.learners.dispatch import build_learner
     from simstudy.cv.losses import check_loss, resolve_loss
-    from simstudy.engine.execute import run_study
+    from simstudy.engine.run import run_study
     from simstudy.studies.base import check_learner_task
     from simstudy.studies.rho_hat.worker import RhoHatWorker
 

@@ -84,7 +84,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``simstudy-audit`` and ``simstudy audit``)."""
-    from simstudy.cli.run import _fail, setup_logging
+    from simstudy.cli.console import fail, setup_logging
     from simstudy.errors import UserError
 
     args = parser().parse_args(argv)
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             label = int(label)
         except ValueError:
-            _fail("simstudy audit", f"--label-column={label!r} is invalid: use auto, first, last or a 0-based index.")
+            fail("simstudy audit", f"--label-column={label!r} is invalid: use auto, first, last or a 0-based index.")
     out = Path(args.out or f"audit_{Path(args.data).stem}")
     setup_logging()
     from simstudy.audit import audit
@@ -106,9 +106,9 @@ def main(argv: list[str] | None = None) -> None:
                        label_column=label, positive=args.positive, n_jobs=args.n_jobs,
                        progress=not args.no_progress, out=out)
     except UserError as exc:
-        _fail("simstudy audit", " ".join(str(exc).split()))
+        fail("simstudy audit", " ".join(str(exc).split()))
     except KeyboardInterrupt:
-        _fail("simstudy audit", "interrupted; no report written.", 130)
+        fail("simstudy audit", "interrupted; no report written.", 130)
     low, high = result.interval
     print(f"CV estimate {result.estimate:.4f}; recommended interval [{low:.4f}, {high:.4f}] "
           f"({result.recommendation.procedure}); {result.seconds:.0f} s")

@@ -13,8 +13,10 @@ from typing import Any
 
 from simstudy._deprecated import moved_attribute
 
-_EXPORTS = {name: "simstudy.engine.execute" for name in (
-    "RunPlan", "RunnerOptions", "build", "execute", "make_runner", "prepare", "run_identity", "run_study")}
+_EXPORTS = {"run_study": "simstudy.engine.run", "execute": "simstudy.engine.execute",
+            "run_identity": "simstudy.engine.identity", "StudyResult": "simstudy.engine.result"}
+_EXPORTS.update({name: "simstudy.engine.plan" for name in ("RunPlan", "RunnerOptions", "build", "make_runner",
+                                                           "prepare")})
 
 __all__ = sorted(_EXPORTS)
 

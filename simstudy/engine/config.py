@@ -1,25 +1,17 @@
-"""The Hydra side of the configuration: the top-level schema, the runner, and the config groups
-derived from the registry (:mod:`simstudy.registry`).
-
-Every registered study, population preset and learner preset becomes an option of its config
-group (``study=cv_clt``, ``population=letter``, ``learner=knn``) typed by its dataclass, so a
-misspelt key or a value of the wrong type fails at composition time. Relations between fields
-are checked by each study's ``Config.validate`` and by the engine before any work starts.
-"""
+"""The runner settings (``runner.*``): their one schema with its defaults (:class:`RunnerConfig`)
+and their checks (:func:`validate_runner`), the same from Python and from the command line."""
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
-from omegaconf import MISSING, DictConfig, OmegaConf
-
+from simstudy.engine.backends import BACKENDS
 from simstudy.errors import ConfigError
 
-__all__ = ["ConfigError", "Config", "RunnerConfig", "register_configs", "validate_runner", "to_container"]
+__all__ = ["BACKENDS", "ON_ERROR", "RunnerConfig", "validate_runner"]
 
-BACKENDS = ("auto", "loky", "fork", "threading", "sequential", "dask")  # as simstudy.engine.runner.BACKENDS
 ON_ERROR = ("record", "raise")
+
 
 
 @dataclass
@@ -45,14 +37,6 @@ class RunnerConfig:
     only_replicate: Optional[int] = None
     #: Discard an existing run of a different configuration in the same run directory.
     overwrite: bool = False
-
-
-@dataclass
-class Config:
-    population: Any = MISSING
-    learner: Any = MISSING
-    study: Any = MISSING
-    runner: RunnerConfig = field(default_factory=RunnerConfig)
 
 
 def _is_int(value: Any) -> bool:
@@ -98,33 +82,3 @@ def validate_runner(runner: RunnerConfig) -> None:
                               "pip install 'simstudy[dask]'.") from None
 
 
-def _node(value: Any) -> Any:
-    """A ConfigStore node: a dataclass instance stays typed, a mapping stays a mapping."""
-    return value if dataclasses.is_dataclass(value) or isinstance(value, dict) else dict(value)
-
-
-def register_configs() -> None:
-    """Register the top-level schema and every registered part as Hydra config-group options."""
-    from hydra.core.config_store import ConfigStore
-
-    from simstudy.registry import LEARNERS, POPULATIONS, STUDIES
-
-    cs = ConfigStore.instance()
-    cs.store(name="config_schema", node=Config)
-    for name, entry in STUDIES.items():
-        cs.store(group="study", name=name, node=entry.load_config())
-    # a user's Study class: study=custom study._target_=package.module.Class +study.<field>=value
-    cs.store(group="study", name="custom", node={"name": "custom", "_target_": MISSING})
-    for name, entry in POPULATIONS.items():
-        cs.store(group="population", name=name, node=_node(entry.load_config()))
-    for name, entry in LEARNERS.items():
-        cs.store(group="learner", name=name, node=_node(entry.load_config()))
-    presets = (("default", "auto", -1), ("loky", "loky", -1), ("fork", "fork", -1), ("threading", "threading", -1),
-               ("sequential", "sequential", 1), ("dask", "dask", -1))
-    for name, backend, n_jobs in presets:
-        cs.store(group="runner", name=name, node=RunnerConfig(backend=backend, n_jobs=n_jobs))
-
-
-def to_container(cfg: DictConfig) -> dict:
-    """Resolved plain-dict copy of a config (for manifests and hashing)."""
-    return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)  # type: ignore[return-value]

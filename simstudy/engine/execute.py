@@ -1,274 +1,45 @@
-"""The one run: every study, from Python or from the command line, goes through :func:`run_study`.
+"""Running a checked plan: :func:`execute` claims the run directory (lock, identity, resume or
+extension; only with ``out``), runs every phase of the study through :func:`run_chunks` (chunks,
+shards, failure policy), aggregates, and writes records, tables, figures and the manifest.
 
 Order of work (nothing is computed, and no worker started, before the input is known to be
-good):
-
-1. :func:`prepare`: resolve the study (a registered name, a class, an instance, or an import
-   path), build its config dataclass from the parameters and validate it, validate the runner
-   settings and the parts' config fields (no data loaded yet);
-2. :func:`build`: build the parts the study uses (load the population's data, choose the
-   learner's engine, resolve the loss), run the study's own checks;
-3. :func:`execute`: claim the run directory (lock, identity, resume or extension; only with
-   ``out``), run every phase through the runner (chunks, shards, failure policy), aggregate,
-   write records, tables, figures and the manifest, and return a :class:`StudyResult`.
-
-The engine knows nothing about any particular study: its columns, tables and figures come from
-the study's parts (:mod:`simstudy.studies.base`).
+good): :func:`simstudy.engine.plan.prepare` checks the request without data,
+:func:`simstudy.engine.plan.build` builds the parts, then :func:`execute` runs them. The engine
+knows nothing about any particular study: its columns, tables and figures come from the study's
+parts (:mod:`simstudy.studies.base`).
 """
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import logging
 import time
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-from simstudy.engine.config import RunnerConfig, validate_runner
-from simstudy.errors import ConfigError
-from simstudy.engine.manifest import config_hash, environment_info, write_json
-from simstudy.engine.records import timing_by_condition
 from simstudy.engine.backends.prewarm import start_prewarm, wait_for_prewarm
-from simstudy.results import StudyResult
-from simstudy.engine.rundir import RunDirectory, RunIdentity
-from simstudy.engine.runner import ChunkOutput, RunReport, ShardStore, run_chunks
-from simstudy.studies.base import Phase, Study, StudyConfig
+from simstudy.engine.identity import resolved_config, run_identity
+from simstudy.engine.manifest import environment_info
+from simstudy.engine.plan import RunnerOptions, RunPlan, build
+from simstudy.engine.records import timing_by_condition
+from simstudy.engine.result import StudyResult
+from simstudy.engine.rundir import RunDirectory, RunIdentity, write_config
+from simstudy.engine.runlog import attach_log, detach_log, note_cold_start
+from simstudy.engine.chunks import ChunkOutput, RunReport
+from simstudy.engine.runner import run_chunks
+from simstudy.engine.shards import ShardStore
+from simstudy.errors import ConfigError
+from simstudy.studies.base import Phase, Study
 
-__all__ = ["RunPlan", "RunnerOptions", "prepare", "build", "execute", "run_study", "resolve_study"]
+__all__ = ["execute", "run_phase"]
 
 log = logging.getLogger("simstudy")
 
 
-@dataclass
-class RunnerOptions(RunnerConfig):
-    """The runner settings plus the command that started the run (used in failure hints)."""
-
-    command: str = ""
-
-
-@dataclass
-class RunPlan:
-    """A validated request: the study class, its config, the parts as given, the runner."""
-
-    study: type[Study]
-    config: StudyConfig
-    population: Any = None
-    learner: Any = None
-    runner: RunnerOptions = field(default_factory=RunnerOptions)
-    #: Command-line overrides (recorded in overrides.yaml and the manifest; simstudy-collect
-    #: reads the swept ones from there).
-    overrides: list[str] = field(default_factory=list)
-
-
-# ----------------------------------------------------------------------------- step 1: prepare
-def resolve_study(study: Any) -> type[Study]:
-    """The Study class for a registered name, an import path, a Study subclass or instance."""
-    from simstudy.registry import STUDIES, import_path
-
-    if isinstance(study, Study):
-        return type(study)
-    if isinstance(study, type) and issubclass(study, Study):
-        return study
-    if isinstance(study, str):
-        if study in STUDIES:
-            return STUDIES[study].load()
-        if "." in study or ":" in study:
-            try:
-                cls = import_path(study)
-            except (ImportError, AttributeError, ValueError) as exc:
-                raise ConfigError(f"study._target_={study!r} is invalid: cannot import it ({type(exc).__name__}: "
-                                  f"{exc}).") from None
-            if isinstance(cls, type) and issubclass(cls, Study):
-                return cls
-            raise ConfigError(f"study._target_={study!r} is invalid: it is not a subclass of "
-                              "simstudy.studies.base.Study.")
-        raise ConfigError(f"study={study!r} is invalid: choose one of {', '.join(STUDIES)}, or give the import path "
-                          "of your Study class.")
-    raise ConfigError(f"study={study!r} is invalid: give a study name, a Study subclass or its import path.")
-
-
-def make_config(study: type[Study], params: Mapping[str, Any]) -> StudyConfig:
-    """The study's config dataclass from ``params`` (unknown keys refused), validated."""
-    known = set(study.Config.field_names())
-    params = {k: v for k, v in params.items() if k not in ("_target_",)}
-    unknown = sorted(set(params) - known)
-    if unknown:
-        raise ConfigError(f"study.{unknown[0]} is not a setting of study {study.name!r}: its settings are "
-                          f"{', '.join(sorted(known - {'name'}))}.")
-    params.setdefault("name", study.name)
-    if params["name"] != study.name:
-        params["name"] = study.name
-    config = study.Config(**params)
-    config.validate()
-    return config
-
-
-def make_runner(runner: Any = None, command: str = "", **overrides: Any) -> RunnerOptions:
-    """Runner options from a mapping / RunnerConfig plus keyword overrides, validated."""
-    values: dict[str, Any] = {}
-    if runner is not None:
-        values.update(dataclasses.asdict(runner) if dataclasses.is_dataclass(runner) else dict(runner))
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    values.pop("command", None)
-    known = {f.name for f in dataclasses.fields(RunnerConfig)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ConfigError(f"runner.{unknown[0]} is not a runner setting: use {', '.join(sorted(known))}.")
-    options = RunnerOptions(**values, command=command)
-    validate_runner(options)
-    return options
-
-
-def prepare(study: Any, population: Any = None, learner: Any = None, runner: Any = None, command: str = "",
-            **params: Any) -> RunPlan:
-    """Validate a request without loading data or starting workers (see the module docstring)."""
-    from simstudy.populations import expand_preset, validate_population_config
-
-    cls = resolve_study(study)
-    if isinstance(study, Study):
-        params = {**study.config.as_dict(), **params}
-    config = make_config(cls, params)
-    _check_loss_field(config)
-    options = make_runner(runner, command)
-    if options.only_replicate is not None:
-        replicates = getattr(config, "replicates", None)
-        if isinstance(replicates, int) and options.only_replicate >= replicates:
-            raise ConfigError(f"runner.only_replicate={options.only_replicate} is invalid: the study has "
-                              f"{replicates} replicates per condition (indices 0..{replicates - 1}).")
-    if "learner" in cls.uses and (isinstance(learner, Mapping) or hasattr(learner, "items")):
-        from simstudy.learners.dispatch import validate_learner_config
-
-        validate_learner_config(dict(learner))
-    if "population" in cls.uses:
-        if population is None:
-            raise ConfigError(f"population=None is invalid: study {cls.name!r} needs a population (a name such as "
-                              "'letter', a config mapping, or a population object).")
-        if isinstance(population, Mapping) or hasattr(population, "items"):
-            spec = expand_preset(population)
-            if "_target_" not in spec:
-                validate_population_config(spec)
-    return RunPlan(cls, config, population, learner, options)
-
-
-def _check_loss_field(config: StudyConfig) -> None:
-    """``study.loss`` names a known loss or an importable function (no data needed)."""
-    if not hasattr(config, "loss"):
-        return
-    from simstudy.cv.losses import resolve_loss
-
-    try:
-        resolve_loss(config.loss)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-# ----------------------------------------------------------------------------- step 2: build
-def build(plan: RunPlan) -> Study:
-    """Build the parts the study uses and run its checks; returns the study instance."""
-    from simstudy.learners.dispatch import build_learner
-    from simstudy.cv.losses import resolve_loss
-    from simstudy.populations import build_population
-
-    cls, config = plan.study, plan.config
-    try:
-        population = build_population(plan.population) if "population" in cls.uses else None
-    except ValueError as exc:  # unusable data (missing values, one class, ...): the message names the field
-        if isinstance(exc, ConfigError):
-            raise
-        raise ConfigError(str(exc)) from None
-    needed = cls.parts_needed(config, population)
-    loss = resolve_loss(config.loss) if hasattr(config, "loss") else None
-    learner = None
-    if "learner" in needed:
-        if plan.learner is None:
-            raise ConfigError(f"learner=None is invalid: study {cls.name!r} needs a learner (a name such as 'tree', "
-                              "a scikit-learn estimator, or a learner object).")
-        learner = build_learner(plan.learner, population, loss)
-    study = cls(config, population, learner, loss)
-    sizes = getattr(config, "sizes", None)
-    if callable(getattr(population, "check_size", None)) and sizes:
-        try:
-            population.check_size(max(sizes))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-    try:
-        study.check()
-    except ValueError as exc:  # a part that does not fit the data (loss, learner): the message names the field
-        if isinstance(exc, ConfigError):
-            raise
-        raise ConfigError(str(exc)) from None
-    return study
-
-
-# ----------------------------------------------------------------------------- identity
-def _digest(payload: Any) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def data_fingerprint(population: Any) -> str | None:
-    """SHA-256 of a finite population's data (its ``fingerprint`` attribute when it has one)."""
-    given = getattr(population, "fingerprint", None)
-    if isinstance(given, str):
-        return given
-    X, y = getattr(population, "X", None), getattr(population, "y", None)
-    if isinstance(X, np.ndarray) and isinstance(y, np.ndarray):
-        h = hashlib.sha256()
-        for array in (X, y):
-            h.update(str((array.shape, array.dtype.str)).encode())
-            h.update(np.ascontiguousarray(array).data)
-        return h.hexdigest()
-    return None
-
-
-def run_identity(study: Study) -> RunIdentity:
-    """What the records of ``study`` depend on (see :mod:`simstudy.engine.rundir`)."""
-    config = study.config.as_dict()
-    content: dict[str, Any] = {"study": {k: config[k] for k in study.Config.field_names("record")}}
-    if study.population is not None:
-        content["population"] = {**study.population.seed_params(), "data": data_fingerprint(study.population)}
-    if study.learner is not None:
-        content["learner"] = _describe(study.learner)
-    if study.loss is not None:
-        content["loss"] = study.loss.describe()
-    subjects = {name: _digest(spec) for name, spec in study.subjects().items()}
-    return RunIdentity(study.name, _digest(content), subjects, json.loads(json.dumps(content, default=str)))
-
-
-def _describe(part: Any) -> dict[str, Any]:
-    describe = getattr(part, "describe", None)
-    return describe() if callable(describe) else {"name": getattr(part, "name", type(part).__name__),
-                                                  "type": f"{type(part).__module__}.{type(part).__qualname__}"}
-
-
-def resolved_config(study: Study, plan: RunPlan) -> dict[str, Any]:
-    """The configuration as recorded in ``config.yaml``: the study's settings, the parts it used
-    (their config, or a description of a part given as an object), the runner."""
-    out: dict[str, Any] = {"study": study.config.as_dict()}
-    for part in ("population", "learner"):
-        obj = getattr(study, part)
-        if obj is None:
-            continue
-        given = getattr(plan, part)
-        if isinstance(given, Mapping) or hasattr(given, "items"):
-            out[part] = json.loads(json.dumps(dict(given), default=str))
-        elif isinstance(given, str):
-            out[part] = {"preset": given, **_describe(obj)}
-        else:
-            out[part] = _describe(obj)
-    runner = dataclasses.asdict(plan.runner)
-    runner.pop("command", None)
-    out["runner"] = runner
-    return out
-
-
-# ----------------------------------------------------------------------------- step 3: execute
 def _failure_hint(phase: Phase, options: RunnerOptions):
     def describe(out: ChunkOutput) -> str:
         row = {}
@@ -293,16 +64,10 @@ def _failure_hint(phase: Phase, options: RunnerOptions):
 def run_phase(phase: Phase, options: RunnerOptions, store: ShardStore | None,
               while_computing: Callable[[], Any] | None = None) -> RunReport:
     """Run one phase of a study through :func:`simstudy.engine.runner.run_chunks` (``while_computing``: see there)."""
-    replicate_range = None
-    if options.only_replicate is not None:
-        replicate_range = (int(options.only_replicate), int(options.only_replicate) + 1)
-    return run_chunks(phase.worker, list(phase.replicates), chunk_size=options.chunk_size, n_jobs=options.n_jobs,
-                      backend=options.backend, progress=options.progress, desc=phase.description or phase.name,
-                      store=store, phase=phase.name, on_error=options.on_error,
-                      max_failure_rate=options.max_failure_rate, replicate_range=replicate_range,
-                      scheduler_address=options.scheduler_address, describe_failure=_failure_hint(phase, options),
-                      keys=[c.key for c in phase.conditions], subjects=phase.subjects, while_computing=while_computing,
-                      chunk_cost=_chunk_cost(phase))
+    return run_chunks(phase.worker, list(phase.replicates), options, store=store, phase=phase.name,
+                      desc=phase.description or phase.name, keys=[c.key for c in phase.conditions],
+                      subjects=phase.subjects, chunk_cost=_chunk_cost(phase),
+                      describe_failure=_failure_hint(phase, options), while_computing=while_computing)
 
 
 def _chunk_cost(phase: Phase) -> Callable[[Any], float] | None:
@@ -373,7 +138,7 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
 
     ``release_workers``: stop the worker processes once the chunks are done (the command line,
     which needs them no more): the process then runs one thread again and may fork to draw its
-    figures in parallel (:func:`simstudy.report.figures.start_saving_figures`).
+    figures in parallel (:func:`simstudy.engine.backends.figures.start_saving_figures`).
 
     The run directory is locked before any data is loaded (a busy or foreign directory is
     refused at once) and claimed for the run's identity once the parts are built. ``out`` may be
@@ -400,9 +165,9 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
         raise
     try:
         if directory is not None:
-            _write_config(directory.path, config, plan.overrides)
-            _attach_log(directory.path)
-        _note_cold_start()
+            write_config(directory.path, config, plan.overrides)
+            attach_log(directory.path)
+        note_cold_start()
         records, manifests = {}, {}
         for phase in phases:
             store = None
@@ -432,7 +197,7 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
     finally:
         wait_for_prewarm()  # never leave a thread importing matplotlib behind (an error or Ctrl-C ends the run)
         if directory is not None:
-            _detach_log()
+            detach_log()
             directory.release()
 
 
@@ -457,54 +222,6 @@ def _check_debug_run(plan: RunPlan, directory: RunDirectory) -> None:
                           "Add hydra.run.dir=runs/debug (any new directory).")
 
 
-def _write_config(path: Path, config: dict[str, Any], overrides: list[str]) -> None:
-    import yaml
-
-    (path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    if overrides:
-        (path / "overrides.yaml").write_text(yaml.safe_dump(list(overrides)))
-
-
-_LOG_HANDLER: logging.Handler | None = None
-
-
-def _attach_log(path: Path) -> None:
-    """Everything logged during the run also goes to ``RUN_DIR/cli.log`` (all levels, all loggers)."""
-    global _LOG_HANDLER
-    handler = logging.FileHandler(path / "cli.log")
-    handler.setFormatter(logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"))
-    handler.setLevel(logging.DEBUG)
-    root = logging.getLogger()
-    for early in [h for h in root.handlers if getattr(h, "early_records", None) is not None]:
-        for record in early.early_records:  # logged before the directory was claimed (the CLI keeps them)
-            handler.handle(record)
-        root.removeHandler(early)
-    root.addHandler(handler)
-    _LOG_HANDLER = handler
-
-
-def _detach_log() -> None:
-    global _LOG_HANDLER
-    if _LOG_HANDLER is not None:
-        logging.getLogger().removeHandler(_LOG_HANDLER)
-        _LOG_HANDLER.close()
-        _LOG_HANDLER = None
-
-
-def _note_cold_start() -> bool:
-    """Log that numba kernels are being compiled when no compiled cache exists yet."""
-    import os
-
-    package = Path(__file__).resolve().parent
-    cache_dir = os.environ.get("NUMBA_CACHE_DIR")
-    roots = [package] + ([Path(cache_dir)] if cache_dir else [])
-    if any(any(root.rglob("*.nbi")) for root in roots if root.exists()):
-        return False
-    log.info("first run on this installation: compiling simstudy's numba kernels "
-             "(about 10-30 s once; later runs load them from the cache)")
-    return True
-
-
 def _log_end(result: StudyResult, manifests: dict[str, dict]) -> None:
     warnings = {k: v for m in manifests.values() for k, v in (m.get("warnings") or {}).items()}
     if warnings:
@@ -515,62 +232,3 @@ def _log_end(result: StudyResult, manifests: dict[str, dict]) -> None:
                     failures.iloc[0].get("replicate"), failures.iloc[0]["error"])
     where = f"; results in {result.run_dir.resolve()}" if result.run_dir is not None else ""
     log.info("done in %.1f s%s", result.manifest["wall_time_s"], where)
-
-
-# ----------------------------------------------------------------------------- the public call
-def run_study(study: Any, *, population: Any = None, learner: Any = None, runner: Any = None,
-              out: str | Path | None = None, n_jobs: int | None = None, chunk_size: int | None = None,
-              progress: bool | None = None, backend: str | None = None, overwrite: bool | None = None,
-              **params: Any) -> StudyResult:
-    """Run a study and return its results (in memory, and in ``out`` when given).
-
-    Parameters
-    ----------
-    study : str, Study subclass, Study instance or import path
-        ``"cv_variance"``, ``"cv_clt"``, ``"nedelko_fisher"``, ``"nedelko_histogram"``, a
-        registered name of your own, or your Study class.
-    population : str, mapping or population object, optional
-        A preset name (``"letter"``, ``"logistic"``, ...), a config mapping (``{"kind":
-        "tabular", "path": ..., "positive": [...]}``), or an object with ``name``,
-        ``sample(n, rng)`` and ``seed_params()``. Studies that define their own population
-        (Nedelko's) take none.
-    learner : str, scikit-learn estimator, mapping or learner object, optional
-        A preset name (``"tree"``, ``"knn"``, ...), an estimator instance
-        (``DecisionTreeClassifier(max_depth=3)``), a config mapping, or an object implementing
-        :class:`simstudy.learners.base.Learner`.
-    runner : mapping or RunnerConfig, optional
-        Runner settings (``n_jobs``, ``chunk_size``, ``backend``, ``progress``, ``on_error``,
-        ``max_failure_rate``, ``scheduler_address``, ``only_replicate``, ``overwrite``); the
-        keyword arguments ``n_jobs``, ``chunk_size``, ``progress``, ``backend`` and
-        ``overwrite`` override them.
-    out : path-like, optional
-        Write the run directory there (records, tables, figures, manifest; resumable). By
-        default nothing is written.
-    **params
-        The study's settings (its config fields), e.g. ``sizes=[20, 80]``, ``replicates=2000``,
-        ``K=10``, ``seed=7``, ``loss="squared"``.
-
-    Returns
-    -------
-    StudyResult
-        ``.records``, ``.summary``, ``.tests`` (DataFrames), ``.tables``, ``.figures()``,
-        ``.headline()``, ``.manifest``, ``.run_dir``.
-
-    Raises
-    ------
-    simstudy.errors.UserError
-        (ConfigError, DataUnavailableError, RunDirectoryError, ...) before any work, with the
-        field, the value and the fix.
-
-    Examples
-    --------
-    >>> import simstudy
-    >>> res = simstudy.run_study("cv_variance", population="logistic", learner="tree", sizes=[20],
-    ...                          replicates=50, n_jobs=1, progress=False)
-    >>> list(res.summary["n"])
-    [20]
-    """
-    options = make_runner(runner, n_jobs=n_jobs, chunk_size=chunk_size, progress=progress, backend=backend,
-                          overwrite=overwrite)
-    plan = prepare(study, population, learner, options, **params)
-    return execute(plan, out, study=None)

@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from simstudy.engine.runner import ChunkOutput
+from simstudy.engine.chunks import ChunkOutput
 
 __all__ = ["write_records", "read_records", "timing_by_condition"]
 

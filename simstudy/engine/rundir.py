@@ -7,7 +7,7 @@
   with subjects (cv_clt's learners), a hash per subject. The same identity resumes or extends
   the run (more replicates, sizes or subjects: only the new work is computed); another identity,
   or a known subject with another specification, is refused unless ``runner.overwrite=true``.
-  Every shard carries the identity hash and is checked on load (:class:`simstudy.engine.runner.ShardStore`).
+  Every shard carries the identity hash and is checked on load (:class:`simstudy.engine.shards.ShardStore`).
 - **Lock.** A process holds an exclusive ``flock`` on ``run.lock`` for the whole run; a second
   process on the same directory is refused with the holder's pid, host and start time. The
   kernel releases the lock when its holder dies (even by SIGKILL), so a lock file left by a
@@ -248,3 +248,11 @@ class RunDirectory:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def write_config(path: Path, config: dict[str, Any], overrides: list[str]) -> None:
+    import yaml
+
+    (path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    if overrides:
+        (path / "overrides.yaml").write_text(yaml.safe_dump(list(overrides)))

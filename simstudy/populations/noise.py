@@ -76,7 +76,7 @@ class LabelNoisePopulation(Population):
     @property
     def fingerprint(self) -> str | None:
         """The base population's data fingerprint (part of a run's identity, as without noise)."""
-        from simstudy.engine.execute import data_fingerprint
+        from simstudy.engine.identity import data_fingerprint
 
         return data_fingerprint(self.base)
 

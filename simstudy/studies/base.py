@@ -301,3 +301,22 @@ def check_learner_task(learner: Any, population: Any, field_name: str = "learner
         raise ConfigError(f"{field_name}={getattr(learner, 'name', learner)!r} is a {learner_task} learner but "
                           f"population {getattr(population, 'name', population)!r} is a {task} problem: choose a "
                           f"{task} learner (a scikit-learn {'classifier' if task == 'classification' else 'regressor'}).")
+
+
+@dataclass(frozen=True, order=True)
+class Chunk:
+    """Replicates ``start <= r < stop`` of condition number ``condition``; with ``subjects``,
+    only those parts of each replicate's records (see :class:`simstudy.studies.base.Phase`)."""
+
+    condition: int
+    start: int
+    stop: int
+    subjects: tuple[str, ...] = ()
+
+    @property
+    def size(self) -> int:
+        return self.stop - self.start
+
+    @property
+    def name(self) -> str:
+        return f"c{self.condition:04d}_r{self.start:07d}-{self.stop:07d}"

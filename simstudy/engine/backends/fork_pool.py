@@ -39,12 +39,15 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterable, Iterator
 
+from simstudy.engine.backends.tasks import describe_chunk, run_chunk, run_task, worker_lost
+from simstudy.engine.chunks import ChunkOutput
 from simstudy.errors import WorkerLost
+from simstudy.studies.base import Chunk
 
 log = logging.getLogger("simstudy")
 
-__all__ = ["ForkPool", "WorkerLost", "fork_available", "safe_to_fork", "resolve_backend", "get_pool",
-           "current_pool", "kill_pool"]
+__all__ = ["ForkPool", "current_pool", "fork_available", "fork_outputs", "get_pool", "kill_pool", "resolve_backend",
+           "safe_to_fork"]
 
 _pool: "ForkPool | None" = None
 
@@ -257,3 +260,17 @@ def kill_pool() -> None:
     if _pool is not None:
         _pool.kill()
         _pool = None
+
+
+def fork_outputs(pool: ForkPool | None, fn: Callable[[Chunk], Any], chunks: Iterable[Chunk],
+                 on_error: str) -> Iterator[ChunkOutput]:
+    """The chunks' outputs as they finish, from ``pool`` (``None``: one worker, in this process, as
+    joblib runs ``n_jobs=1``)."""
+    if pool is None:
+        for chunk in chunks:
+            yield run_task(fn, chunk, on_error)
+        return
+    try:
+        yield from pool.results(run_chunk, chunks, fn, on_error, describe=describe_chunk)
+    except WorkerLost as exc:
+        raise worker_lost(str(exc)) from None

@@ -56,7 +56,7 @@ def _prewarm(modules: tuple[str, ...]) -> None:
     :meth:`simstudy.results.StudyResult.write` (matplotlib with the Agg renderer).
 
     No figure is drawn here: where the process may fork, the figures are drawn by forked
-    children (:func:`simstudy.report.figures.start_saving_figures`), which load the fonts in
+    children (:func:`simstudy.engine.backends.figures.start_saving_figures`), which load the fonts in
     parallel. A warm-up figure here (0.06 s of this process's time, before the first chunk of a
     tiny run) saved the children 0.015 s; a process that may not fork (a notebook) loads the fonts
     with its first figure."""

@@ -23,11 +23,15 @@ import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from simstudy.engine.backends import worker_count
+from simstudy.engine.backends.tasks import ignore_interrupts_in_worker
 
 log = logging.getLogger("simstudy")
 
-__all__ = ["prestart_workers", "wait_for_workers", "cancel_workers", "kill_workers", "warm_worker"]
+__all__ = ["cancel_workers", "kill_workers", "prestart_workers", "start_workers_early", "wait_for_workers",
+           "warm_worker"]
 
 
 class _ForkWarmUp(NamedTuple):
@@ -40,27 +44,6 @@ class _ForkWarmUp(NamedTuple):
 _pending: threading.Thread | None = None
 _fork_warm_up: _ForkWarmUp | None = None
 _worker_pids: list[int] = []
-
-#: Set by the first process that imports this module; worker processes inherit it.
-_MAIN_PID_VARIABLE = "SIMSTUDY_MAIN_PID"
-os.environ.setdefault(_MAIN_PID_VARIABLE, str(os.getpid()))
-
-
-def ignore_interrupts_in_worker() -> None:
-    """In a worker process, ignore SIGINT: Ctrl-C is the main process's business.
-
-    A Ctrl-C at the terminal reaches every process of the group; the main process stops the run
-    and says how to resume, and the workers it started are stopped with it. Left to themselves,
-    the workers would each print a KeyboardInterrupt traceback (or worse, from inside a compiled
-    kernel). Called at the start of every task; does nothing in the main process or off a main
-    thread (dask runs tasks in threads).
-    """
-    import signal
-
-    if os.environ.get(_MAIN_PID_VARIABLE) == str(os.getpid()) or threading.current_thread() is not threading.main_thread():
-        return
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
 
 def warm_worker(target: str, barrier: str | None = None, parties: int = 1, timeout: float = 30.0) -> int:
     """Import a study (``"package.module:StudyClass"``, or a module) in this process and run its
@@ -125,6 +108,26 @@ def prestart_workers(n_jobs: int, backend: str, target: str) -> bool:
     _pending = threading.Thread(target=start, name="simstudy-warm-up", daemon=True)
     _pending.start()
     return True
+
+
+def start_workers_early(target: str, runner: Any, chunk_bound: int | None = None) -> bool:
+    """Start (and warm) the workers of a run of the study ``target`` (``"module:Class"``) while this
+    process loads the data; returns whether workers are being started.
+
+    ``chunk_bound``: at most this many chunks (no more workers than chunks). Nothing starts for a
+    run in this process (``runner.n_jobs=1``, a one-replicate debugging run) or on a backend
+    without a process pool of its own (threading, dask).
+    """
+    from simstudy.engine.backends.fork_pool import resolve_backend
+    from simstudy.engine.backends.joblib_pool import quiet_loky_tracker
+
+    n_jobs = worker_count(runner.n_jobs, chunk_bound) if chunk_bound else runner.n_jobs
+    backend = resolve_backend(runner.backend, n_jobs)  # auto: fork here (one thread so far) on Linux
+    if runner.only_replicate is not None or runner.n_jobs == 1 or backend not in ("loky", "fork"):
+        return False
+    if backend == "loky":
+        quiet_loky_tracker()
+    return prestart_workers(n_jobs, backend, target)
 
 
 def wait_for_workers() -> list[int]:

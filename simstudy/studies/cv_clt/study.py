@@ -194,7 +194,7 @@ class CVCLTStudy(Study):
     @staticmethod
     def warm_up() -> None:
         from simstudy.learners import cart
-        from simstudy.learners.knn.population import regression as knn_regression
+        from simstudy.learners.knn import regression as knn_regression
 
         cart.warm_up()
         knn_regression.warm_up()

@@ -35,7 +35,7 @@ from simstudy.cv.loop import cross_validate, split_losses
 from simstudy.inference import cv_clt_sigma, nested_cv_interval
 from simstudy.learners.base import learners_context
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.engine.runner import Chunk
+from simstudy.studies.base import Chunk
 from simstudy.cv.splits import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
 from simstudy.studies.base import SizeCondition, map_replicates
 from simstudy.populations.truth import true_risks

@@ -27,7 +27,7 @@ from simstudy.inference import variance_estimates, variance_estimates_from_block
 from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation
 from simstudy.rng import replicate_rng
-from simstudy.engine.runner import Chunk
+from simstudy.studies.base import Chunk
 from simstudy.cv.splits import KFold
 from simstudy.studies.base import SizeCondition, map_replicates
 from simstudy.populations.truth import true_risks

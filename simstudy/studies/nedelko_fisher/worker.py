@@ -47,7 +47,7 @@ from simstudy.learners.linear.fisher import (
 from simstudy.populations.base import Population
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.engine.runner import Chunk
+from simstudy.studies.base import Chunk
 from simstudy.cv.splits import KFold
 
 __all__ = ["FisherCondition", "FisherDraws", "FisherRiskWorker", "OptimismWorker", "SENSITIVITY_COLUMNS",

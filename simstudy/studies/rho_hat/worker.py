@@ -31,7 +31,7 @@ from simstudy.inference import cv_clt_sigma, nested_cv_interval, subsample_cv
 from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation, Sample
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.engine.runner import Chunk
+from simstudy.studies.base import Chunk
 from simstudy.cv.splits import KFold, nested_cv_losses
 from simstudy.studies.base import SizeCondition, replicate_records
 

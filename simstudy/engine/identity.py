@@ -1,0 +1,76 @@
+"""What a run's records depend on: its identity (:func:`run_identity`, see :mod:`simstudy.engine.rundir`)
+and the configuration as recorded in ``config.yaml`` (:func:`resolved_config`)."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any, Mapping
+
+import numpy as np
+
+from simstudy.engine.plan import RunPlan
+from simstudy.engine.rundir import RunIdentity
+from simstudy.studies.base import Study
+
+__all__ = ["data_fingerprint", "resolved_config", "run_identity"]
+
+
+def _digest(payload: Any) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def data_fingerprint(population: Any) -> str | None:
+    """SHA-256 of a finite population's data (its ``fingerprint`` attribute when it has one)."""
+    given = getattr(population, "fingerprint", None)
+    if isinstance(given, str):
+        return given
+    X, y = getattr(population, "X", None), getattr(population, "y", None)
+    if isinstance(X, np.ndarray) and isinstance(y, np.ndarray):
+        h = hashlib.sha256()
+        for array in (X, y):
+            h.update(str((array.shape, array.dtype.str)).encode())
+            h.update(np.ascontiguousarray(array).data)
+        return h.hexdigest()
+    return None
+
+
+def run_identity(study: Study) -> RunIdentity:
+    """What the records of ``study`` depend on (see :mod:`simstudy.engine.rundir`)."""
+    config = study.config.as_dict()
+    content: dict[str, Any] = {"study": {k: config[k] for k in study.Config.field_names("record")}}
+    if study.population is not None:
+        content["population"] = {**study.population.seed_params(), "data": data_fingerprint(study.population)}
+    if study.learner is not None:
+        content["learner"] = _describe(study.learner)
+    if study.loss is not None:
+        content["loss"] = study.loss.describe()
+    subjects = {name: _digest(spec) for name, spec in study.subjects().items()}
+    return RunIdentity(study.name, _digest(content), subjects, json.loads(json.dumps(content, default=str)))
+
+
+def _describe(part: Any) -> dict[str, Any]:
+    describe = getattr(part, "describe", None)
+    return describe() if callable(describe) else {"name": getattr(part, "name", type(part).__name__),
+                                                  "type": f"{type(part).__module__}.{type(part).__qualname__}"}
+
+
+def resolved_config(study: Study, plan: RunPlan) -> dict[str, Any]:
+    """The configuration as recorded in ``config.yaml``: the study's settings, the parts it used
+    (their config, or a description of a part given as an object), the runner."""
+    out: dict[str, Any] = {"study": study.config.as_dict()}
+    for part in ("population", "learner"):
+        obj = getattr(study, part)
+        if obj is None:
+            continue
+        given = getattr(plan, part)
+        if isinstance(given, Mapping) or hasattr(given, "items"):
+            out[part] = json.loads(json.dumps(dict(given), default=str))
+        elif isinstance(given, str):
+            out[part] = {"preset": given, **_describe(obj)}
+        else:
+            out[part] = _describe(obj)
+    runner = dataclasses.asdict(plan.runner)
+    runner.pop("command", None)
+    out["runner"] = runner
+    return out

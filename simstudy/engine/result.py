@@ -1,0 +1,174 @@
+"""Results first, files second: the object every run returns.
+
+:class:`StudyResult` holds the records (one DataFrame per phase), the aggregated tables and the
+manifest; its methods draw the figures, print the headline and write the files. A run with
+``out=None`` never touches the disk; :meth:`StudyResult.write` writes the same files the CLI
+does, and :func:`simstudy.results.load_run` gives the same object back from a run directory
+(records are read, tables recomputed).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simstudy.engine.records import write_records
+from simstudy.errors import ConfigError
+from simstudy.studies.base import Study, StudyTables
+
+__all__ = ["RECORDS_FILE", "StudyResult"]
+
+RECORDS_FILE = "replicates.parquet"
+
+
+@dataclass
+class StudyResult:
+    """Everything a run produced.
+
+    Attributes
+    ----------
+    study : Study
+        The study instance (its config is ``study.config``).
+    config : dict
+        The configuration as recorded in ``config.yaml``.
+    phase_records : dict of DataFrame
+        Records of every phase (``records`` is the main one).
+    tables : StudyTables
+        ``summary``, ``tests`` and the study's other tables.
+    manifest : dict
+        Provenance: versions, seeds, shards, timings, failures, warnings.
+    run_dir : Path or None
+        Where the run was written (None for an in-memory run).
+    """
+
+    study: Study
+    config: dict[str, Any]
+    phase_records: dict[str, pd.DataFrame]
+    tables: StudyTables
+    manifest: dict[str, Any] = field(default_factory=dict)
+    run_dir: Path | None = None
+
+    @property
+    def records(self) -> pd.DataFrame:
+        """One row per replicate (and subject) of the main phase."""
+        return self.phase_records[self.study.main_phase]
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self.tables.summary
+
+    @property
+    def tests(self) -> pd.DataFrame | None:
+        return self.tables.tests
+
+    @property
+    def wall_time(self) -> float:
+        return float(self.manifest.get("wall_time_s", float("nan")))
+
+    def figures(self) -> dict[str, Any]:
+        """The study's figures as matplotlib Figures, by name."""
+        from simstudy.report.figures import draw_figure
+
+        return {name: draw_figure(figure) for name, figure in self._figure_makers().items()}
+
+    def _figure_makers(self) -> dict[str, Any]:
+        """What :meth:`Study.figures` gives: Figures or figure makers, by name."""
+        from simstudy.engine.backends.prewarm import wait_for_prewarm
+
+        wait_for_prewarm()  # matplotlib is never used from two threads at once
+        return self.study.figures(self.tables)
+
+    def headline(self) -> str:
+        """The key result in a few lines (what the terminal shows at the end of a run)."""
+        return self.study.headline(self.tables)
+
+    def report_tables(self) -> dict[str, pd.DataFrame]:
+        """The tables a reader sees, title -> frame, every number with its Monte Carlo error."""
+        return self.study.report_tables(self.tables)
+
+    def html(self) -> str:
+        """The self-contained HTML report (what ``report.html`` holds), figures drawn anew."""
+        from simstudy.report.html import run_report_html
+
+        return run_report_html(self)
+
+    def latex(self) -> str:
+        """:meth:`report_tables` as LaTeX booktabs tables (what ``tables.tex`` holds)."""
+        from simstudy.report.latex import frame_to_latex
+
+        return "\n".join(frame_to_latex(frame, title, f"{self.study.name}:{i}")
+                          for i, (title, frame) in enumerate(self.report_tables().items(), 1))
+
+    def write(self, directory: str | Path, records: bool = True) -> list[Path]:
+        """Write records (``replicates.parquet`` and ``<phase>.parquet``), ``summary.csv``,
+        ``tests.csv``, the study's other tables, Markdown tables, ``figures/*.png``,
+        ``headline.txt``, ``tables.tex`` (booktabs), ``report.html`` (self-contained) and
+        ``manifest.json`` into ``directory``; returns the files written."""
+        from simstudy.engine.manifest import write_json
+        from simstudy.engine.backends.figures import start_saving_figures
+        from simstudy.report.html import REPORT_FILE, run_report_html
+        from simstudy.report.latex import write_latex_tables
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        files: list[Path] = []
+        if records:
+            for phase, frame in self.phase_records.items():
+                name = RECORDS_FILE if phase == self.study.main_phase else f"{phase}.parquet"
+                files.append(write_records(frame, directory / name))
+        files.append(directory / "summary.csv")
+        self.tables.summary.to_csv(files[-1], index=False)
+        if self.tables.tests is not None:
+            files.append(directory / "tests.csv")
+            self.tables.tests.to_csv(files[-1], index=False)
+        for name, frame in self.tables.extra.items():
+            files.append(directory / f"{name}.csv")
+            frame.to_csv(files[-1], index=False)
+        saving = start_saving_figures(self._figure_makers(), directory / "figures")  # forked children draw them
+        try:
+            files += self.study.write_tables(self.tables, directory)
+            figures_at = len(files)
+            headline, report_tables = self.headline(), self.report_tables()
+            files.append(directory / "headline.txt")
+            files[-1].write_text(headline + "\n")
+            files.append(write_latex_tables(report_tables, directory / "tables.tex", prefix=self.study.name))
+        except BaseException:  # a full disk, Ctrl-C...: the children are stopped, nothing more is drawn
+            saving.cancel()
+            raise
+        figures = saving.wait()
+        files[figures_at:figures_at] = figures.values()
+        files.append(directory / REPORT_FILE)
+        files[-1].write_text(run_report_html(self, figures, report_tables=report_tables, headline=headline),
+                             encoding="utf-8")
+        if self.manifest:
+            files.append(write_json(directory / "manifest.json", self.manifest))
+        return files
+
+    def reaggregate(self, **settings: Any) -> "StudyResult":
+        """The same records aggregated with other ``report`` settings (e.g. ``alpha=0.01``).
+
+        Raises
+        ------
+        ConfigError
+            A setting that would change the records (use a new run for those) or an invalid value.
+        """
+        allowed = set(self.study.Config.field_names("report"))
+        for key in settings:
+            if key not in allowed and not allowed:
+                raise ConfigError(f"study.{key} cannot be re-aggregated: study {self.study.name!r} has no setting that "
+                                  "changes only its tables; its numbers come from the records themselves.")
+            if key not in allowed:
+                raise ConfigError(f"study.{key} cannot be changed without recomputing the records (re-aggregation can "
+                                  f"change only {', '.join(f'study.{k}' for k in sorted(allowed))}); run the study "
+                                  "again with the new value in a new hydra.run.dir.")
+        config = type(self.study.config)(**{**self.study.config.as_dict(), **settings})
+        config.validate()
+        study = type(self.study)(config, self.study.population, self.study.learner, self.study.loss)
+        tables = study.aggregate(self.phase_records)
+        resolved = {**self.config, "study": config.as_dict()}
+        manifest = {**self.manifest, "reaggregated_with": {f"study.{k}": v for k, v in settings.items()}}
+        return StudyResult(study, resolved, self.phase_records, tables, manifest, self.run_dir)
+
+
