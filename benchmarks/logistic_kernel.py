@@ -108,8 +108,10 @@ def main(argv=None) -> None:
 
     from threadpoolctl import threadpool_limits
 
-    from simstudy.learners.logistic.newton import OPTIMUM_TOL, BatchedLogistic, fit_logistic_batch, warm_up
-    from simstudy.populations.finite import binarize, load_table_file
+    from simstudy.learners.logistic.newton import OPTIMUM_TOL
+    from simstudy.learners.logistic.batch import BatchedLogistic, fit_logistic_batch, warm_up
+    from simstudy.populations.io.table import binarize
+    from simstudy.populations.io.text import load_table_file
 
     Xpop, labels = load_table_file(letter_path(args.data))
     ypop = binarize(labels, POSITIVE)

@@ -58,7 +58,7 @@ MOVED: dict[str, str] = {
 #: Old module -> {name: module now defining it}, for names that did not follow :data:`MOVED`.
 MOVED_NAMES: dict[str, dict[str, str]] = {
     "simstudy.engine": {"resolve_study": "simstudy.studies.resolve", "make_config": "simstudy.studies.resolve",
-                        "data_fingerprint": "simstudy.engine.identity", "resolved_config": "simstudy.engine.identity",
+                        "resolved_config": "simstudy.engine.identity",
                         "run_phase": "simstudy.engine.execute"},
     "simstudy.cli": {"plan_from_config": "simstudy.cli.hydra", "setup_logging": "simstudy.cli.console"},
     "simstudy.config": {"Config": "simstudy.cli.hydra", "register_configs": "simstudy.cli.hydra"},
@@ -66,6 +66,16 @@ MOVED_NAMES: dict[str, dict[str, str]] = {
                         "RunReport": "simstudy.engine.chunks", "plan_chunks": "simstudy.engine.chunks",
                         "ShardStore": "simstudy.engine.shards", "BACKENDS": "simstudy.engine.backends",
                         "FailureRateExceeded": "simstudy.errors"},
+    "simstudy.learners.fisher": {name: "simstudy.learners.linear.threshold" for name in (
+        "TIE_RULES", "Thresholds", "erm_threshold", "tie_uniforms")},
+    "simstudy.learners.logistic": {name: "simstudy.learners.logistic.batch" for name in (
+        "BatchedLogistic", "LogisticFit", "fit_logistic_batch", "supported_logistic_params", "warm_up")},
+    "simstudy.populations.tabular": {
+        "MISSING_MARKERS": "simstudy.populations.io.table", "TabularData": "simstudy.populations.io.table",
+        "binarize": "simstudy.populations.io.table", "data_fingerprint": "simstudy.populations.io.fingerprint",
+        "load_covtype": "simstudy.populations.io.openml", "load_openml": "simstudy.populations.io.openml",
+        "load_table_file": "simstudy.populations.io.text", "DataUnavailableError": "simstudy.errors",
+        "MISSING_POLICIES": "simstudy.populations.configs"},
     "simstudy.warmup": {"ignore_interrupts_in_worker": "simstudy.engine.backends.tasks"},
 }
 

@@ -4,7 +4,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from simstudy.learners.linear.fisher import erm_threshold, fisher_fit, predict_rules
+from simstudy.learners.linear.threshold import erm_threshold
+from simstudy.learners.linear.fisher import fisher_fit, predict_rules
 from simstudy.learners.linear.fisher_reference import reference_estimates, reference_fit
 from simstudy.populations.synthetic import (
     LogisticPopulation, linear_rule_risk, linear_rule_risk_quad, logistic_alpha_for_bayes_error,

@@ -7,32 +7,17 @@ import hashlib
 import json
 from typing import Any, Mapping
 
-import numpy as np
 
 from simstudy.engine.plan import RunPlan
 from simstudy.engine.rundir import RunIdentity
+from simstudy.populations.io.fingerprint import population_fingerprint
 from simstudy.studies.base import Study
 
-__all__ = ["data_fingerprint", "resolved_config", "run_identity"]
+__all__ = ["resolved_config", "run_identity"]
 
 
 def _digest(payload: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def data_fingerprint(population: Any) -> str | None:
-    """SHA-256 of a finite population's data (its ``fingerprint`` attribute when it has one)."""
-    given = getattr(population, "fingerprint", None)
-    if isinstance(given, str):
-        return given
-    X, y = getattr(population, "X", None), getattr(population, "y", None)
-    if isinstance(X, np.ndarray) and isinstance(y, np.ndarray):
-        h = hashlib.sha256()
-        for array in (X, y):
-            h.update(str((array.shape, array.dtype.str)).encode())
-            h.update(np.ascontiguousarray(array).data)
-        return h.hexdigest()
-    return None
 
 
 def run_identity(study: Study) -> RunIdentity:
@@ -40,7 +25,7 @@ def run_identity(study: Study) -> RunIdentity:
     config = study.config.as_dict()
     content: dict[str, Any] = {"study": {k: config[k] for k in study.Config.field_names("record")}}
     if study.population is not None:
-        content["population"] = {**study.population.seed_params(), "data": data_fingerprint(study.population)}
+        content["population"] = {**study.population.seed_params(), "data": population_fingerprint(study.population)}
     if study.learner is not None:
         content["learner"] = _describe(study.learner)
     if study.loss is not None:

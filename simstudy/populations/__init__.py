@@ -23,9 +23,11 @@ __all__ = ["DataUnavailableError", "GaussianFoldsPopulation", "LogisticPopulatio
 #: command checks population configs before its workers start, and these modules import numba
 #: and pandas (about a second), which the checks do not need.
 _LAZY = {name: "simstudy.populations.synthetic" for name in ("GaussianFoldsPopulation", "LogisticPopulation")}
-_LAZY.update({name: "simstudy.populations.finite" for name in (
-    "MISSING_MARKERS", "TabularData", "TabularPopulation", "binarize", "data_fingerprint", "load_covtype",
-    "load_openml", "load_table_file")})
+_LAZY.update({"MISSING_MARKERS": "simstudy.populations.io.table", "TabularData": "simstudy.populations.io.table",
+              "binarize": "simstudy.populations.io.table", "TabularPopulation": "simstudy.populations.finite",
+              "data_fingerprint": "simstudy.populations.io.fingerprint",
+              "load_covtype": "simstudy.populations.io.openml", "load_openml": "simstudy.populations.io.openml",
+              "load_table_file": "simstudy.populations.io.text"})
 
 
 def __getattr__(name: str):

@@ -16,6 +16,7 @@ import numpy as np
 
 from simstudy.lazy import LazyModule
 from simstudy.populations.base import Population, Sample
+from simstudy.populations.truth import RiskValues
 from simstudy.rng import condition_key, condition_words
 
 special = LazyModule("scipy.special")
@@ -231,8 +232,6 @@ class Friedman1Population(_SampledTruth, Population):
         """Squared loss: sigma^2 + the sample mean of (f - g)^2, with its standard error; else None."""
         if loss.name != "squared":
             return None
-        from simstudy.populations.truth import RiskValues
-
         X, _ = self.evaluation_set(getattr(learner, "dtype", np.float64))
         f = friedman1_mean(np.asarray(X, dtype=float))
         values, se = np.empty(len(models)), np.empty(len(models))

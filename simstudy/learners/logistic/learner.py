@@ -35,9 +35,8 @@ from typing import Any
 import numpy as np
 
 from simstudy.learners.base import Folds
-from simstudy.learners.logistic.newton import (
-    CONVERGED, MAX_ITER, OPTIMUM_TOL, SINGLE_CLASS, STATUS_NAMES, _fit_batch, supported_logistic_params,
-)
+from simstudy.learners.logistic.newton import CONVERGED, MAX_ITER, OPTIMUM_TOL, SINGLE_CLASS, STATUS_NAMES, _fit_batch
+from simstudy.learners.logistic.batch import supported_logistic_params
 
 __all__ = ["LogisticLearner", "LogisticModel", "LogisticState", "logistic_learner"]
 
@@ -96,7 +95,7 @@ class LogisticLearner:
     Parameters
     ----------
     estimator : LogisticRegression
-        Settings accepted by :func:`~simstudy.learners.logistic.newton.supported_logistic_params`.
+        Settings accepted by :func:`~simstudy.learners.logistic.batch.supported_logistic_params`.
         With ``solver="newton-cholesky"`` the fits are scikit-learn's; with another solver the
         kernel solves to the optimum (``tol`` = :data:`~simstudy.learners.logistic.newton.OPTIMUM_TOL`),
         which that solver reaches only to its own tolerance (:func:`logistic_learner` uses the

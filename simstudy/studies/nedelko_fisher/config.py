@@ -68,7 +68,7 @@ class NedelkoFisherConfig(StudyConfig):
             fail("study.seed", self.seed, "use a non-negative integer seed, e.g. study.seed=2013.")
         if not isinstance(self.bootstrap, int) or self.bootstrap < 0:
             fail("study.bootstrap", self.bootstrap, "use 0 (no bootstrap estimates) or a positive number of resamples.")
-        from simstudy.learners.linear.fisher import TIE_RULES
+        from simstudy.learners.linear.threshold import TIE_RULES
 
         if self.tie_rule not in TIE_RULES:
             fail("study.tie_rule", self.tie_rule, f"use one of {', '.join(TIE_RULES)}.")

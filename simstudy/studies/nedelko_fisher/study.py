@@ -15,7 +15,7 @@ import pandas as pd
 
 from simstudy.errors import ConfigError
 from simstudy.inference.risk_bounds import ORACLE_METHODS
-from simstudy.learners.linear.fisher import TIE_RULES
+from simstudy.learners.linear.threshold import TIE_RULES
 from simstudy.report.tables import with_error
 from simstudy.studies.base import Phase, Study, StudyTables, as_list
 from simstudy.studies.nedelko_fisher.aggregate import (

@@ -28,7 +28,7 @@ Draw order of replicate r of a condition, from its own generator
 4. when a rule in use is ``"random"``: the tie-rule uniforms, one ``rng.random(F)`` for the F
    fits in the order full sample, leave-one-out 1..N, folds 1..K, bootstrap 1..B
    (F = 1 + N + K + B; F = 1 for the R_hat calibration, which fits the full sample only;
-   see :func:`simstudy.learners.linear.fisher.tie_uniforms`).
+   see :func:`simstudy.learners.linear.threshold.tie_uniforms`).
 
 The uniforms come last, so the samples, folds and bootstrap counts are the same under every
 tie rule (the rules are compared on the same samples).
@@ -41,9 +41,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from simstudy.learners.linear.fisher import (
-    FisherDirections, LinearRules, fisher_directions, predict_rules, tie_uniforms,
-)
+from simstudy.learners.linear.fisher import FisherDirections, LinearRules, fisher_directions, predict_rules
+from simstudy.learners.linear.threshold import tie_uniforms
 from simstudy.populations.base import Population
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
 from simstudy.rng import condition_key, replicate_rng
