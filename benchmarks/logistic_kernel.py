@@ -45,11 +45,11 @@ def letter_path(given: str | None) -> Path:
 
 def replicate_design(n: int, K: int, splits: int, rng: np.random.Generator) -> np.ndarray:
     """Training masks (36, n) of one cv_clt replicate: K folds, full sample, 5x2 halves, splits."""
-    from simstudy.cv.splits import KFold, five_by_two_splits, train_validation_splits
+    from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
 
     labels = KFold(K).labels(n, rng)
-    halves = five_by_two_splits(n, rng)
-    tv_test = train_validation_splits(n, n // K, splits, rng)
+    halves = FiveByTwo().halves(n, rng)
+    tv_test = RepeatedSplits(n // K, splits).test_masks(n, rng)
     masks = [labels != k for k in range(K)] + [np.ones(n, bool)]
     masks += [half for h in halves for half in (h, ~h)]
     masks += [~test for test in tv_test]

@@ -14,7 +14,8 @@ from simstudy.populations import TabularPopulation
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.engine.config import RunnerConfig
 from simstudy.engine.runner import run_chunks
-from simstudy.cv.splits import KFold, nested_cv_losses
+from simstudy.cv.splits import KFold
+from simstudy.cv.loop import nested_cv_losses
 from simstudy.studies.cv_clt.aggregate import aggregate
 from simstudy.studies.cv_clt.study import CVCLTWorker, make_conditions
 
@@ -131,7 +132,7 @@ def test_config_errors_name_the_field(compose_config, letter_like_file):
 @pytest.mark.parametrize("method", ["paper", "package"])
 def test_nested_cv_method_is_wired_through_the_worker(population, method):
     """study.nested_cv_method reaches the worker: replicate 1's nested estimate and SE equal a
-    recomputation with plain scikit-learn refits (simstudy.cv.splits.nested_cv_losses with the
+    recomputation with plain scikit-learn refits (simstudy.cv.loop.nested_cv_losses with the
     worker's seeds) and nested_cv_interval(method=...); the two methods give different numbers."""
     fitted = {"logreg": build_learner({"name": "logreg", "estimator": LOGREG}, population)}
     conds = make_conditions([40], 5, population)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from simstudy.inference import binomial_test, cv_clt_test, cv_t_test, nested_cv_interval, z_test
-from simstudy.cv.splits import nested_cv_losses
+from simstudy.cv.loop import nested_cv_losses
 
 
 def test_nested_cv_lower_end_of_a_small_error_rate_is_clipped():

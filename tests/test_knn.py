@@ -97,7 +97,7 @@ def test_walks_equal_the_former_implementation_on_letter(letter_knn, n):
     brute force), and the predictions of 5x2 and bootstrap models at the sample's own rows
     (local lists), equal the walk of commit f564282 prediction for prediction."""
     from knn_reference import reference_predictions
-    from simstudy.cv.splits import KFold, five_by_two_splits
+    from simstudy.cv.splits import FiveByTwo, KFold
 
     pop, knn = letter_knn
     lists, N = np.asarray(knn.lists, dtype=np.int32), len(pop.y)
@@ -111,7 +111,7 @@ def test_walks_equal_the_former_implementation_on_letter(letter_knn, n):
         ref = reference_predictions(lists, knn.X, knn.y, 5, _dense_counts(models, N), np.arange(N))
         np.testing.assert_array_equal(knn._predict_many(models, None), ref)
         np.testing.assert_array_equal(knn.population_errors(models), np.mean(ref != knn.y, axis=1))
-        splits = [(h, ~h) for h in five_by_two_splits(n, rng)] + [(rng.integers(0, n, n), None)]
+        splits = [(h, ~h) for h in FiveByTwo().halves(n, rng)] + [(rng.integers(0, n, n), None)]
         for train, test in splits:
             train_rows = everyone[train] if train.dtype == bool else train
             test_rows = everyone[test] if test is not None else everyone

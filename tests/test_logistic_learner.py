@@ -15,7 +15,7 @@ from simstudy.learners.dispatch import build_learner
 from simstudy.learners.logistic.newton import SINGULAR_HESSIAN
 from simstudy.cv.losses import log_loss, zero_one
 from simstudy.populations import Sample
-from simstudy.cv.splits import KFold, five_by_two_splits
+from simstudy.cv.splits import FiveByTwo, KFold
 from simstudy.populations.truth import model_risks
 
 from conftest import LETTER_FILE
@@ -76,7 +76,7 @@ def test_cross_validation_and_fits_equal_sklearn(letter, n):
     rng = np.random.default_rng(n)
     sample = letter.sample(n, rng)
     labels = KFold(10).labels(n, rng)
-    halves = five_by_two_splits(n, rng)
+    halves = FiveByTwo().halves(n, rng)
     out = {}
     for name, learner in (("kernel", kernel), ("sklearn", sk)):
         fit_rng = np.random.default_rng(3)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from simstudy.inference.nested import bias_factor, nested_cv_interval
-from simstudy.cv.splits import nested_cv_losses
+from simstudy.cv.loop import nested_cv_losses
 
 
 # ------------------------------------------------------------------ the learners, twice

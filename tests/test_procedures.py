@@ -546,7 +546,7 @@ def test_nested_cv_reads_the_plan_as_simstudy_schemes_lays_out_its_losses():
     """The adapter's (pair, outer) arrays give the interval of nested_cv_losses + nested_cv_interval
     run with the same fold labels and the same (deterministic) learner; unequal folds (n = 23, K = 4)."""
     from simstudy.inference import nested_cv_interval
-    from simstudy.cv.splits import nested_cv_losses
+    from simstudy.cv.loop import nested_cv_losses
 
     design, n, bed = NestedCV(4, 1), 23, Testbed()
     plan = design.plan(n, np.random.default_rng(13))

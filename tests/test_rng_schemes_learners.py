@@ -33,7 +33,7 @@ def test_kfold_invariants():
     rng = np.random.default_rng(0)
     n, K = 40, 10
     tested = np.zeros(n, int)
-    for train, test in KFold(K).split(n, rng):
+    for train, test in KFold(K).train_test(n, rng):
         assert len(test) == n // K
         assert np.intersect1d(train, test).size == 0
         assert len(train) + len(test) == n

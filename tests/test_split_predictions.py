@@ -10,7 +10,8 @@ from simstudy.learners.cart import CartLearner
 from simstudy.learners.logistic.learner import LogisticLearner
 from simstudy.cv.losses import zero_one
 from simstudy.populations import Sample
-from simstudy.cv.splits import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
+from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
+from simstudy.cv.loop import nested_cv_losses
 
 
 def _sample(kind: str, n: int, rng) -> Sample:
@@ -27,10 +28,10 @@ def _sample(kind: str, n: int, rng) -> Sample:
 
 def _splits(n: int, rng) -> tuple[list, list]:
     """5x2 halves, repeated train/validation splits and a few tiny training sets (one class)."""
-    halves = five_by_two_splits(n, rng)
+    halves = FiveByTwo().halves(n, rng)
     trains = [np.flatnonzero(t) for h in halves for t in (h, ~h)]
     tests = [np.flatnonzero(~t) for h in halves for t in (h, ~h)]
-    for test in train_validation_splits(n, n // 10, 6, rng):
+    for test in RepeatedSplits(n // 10, 6).test_masks(n, rng):
         rows = np.flatnonzero(test) if np.asarray(test).dtype == bool else np.asarray(test)
         keep = np.ones(n, bool)
         keep[rows] = False

@@ -1,38 +1,87 @@
-"""Resampling schemes: K-fold, Dietterich's 5x2, repeated train/validation splits, and the
-nested cross-validation of Bates, Hastie & Tibshirani (2023). Any n: folds of n not a multiple
-of K have sizes floor(n/K) and ceil(n/K), halves of odd n differ by one point."""
+"""Split schemes: K-fold, Dietterich's 5x2 and repeated train/validation splits, on one base class.
+
+As scikit-learn's ``BaseCrossValidator``, the base class :class:`Splitter` does the generic work
+and a scheme says only how it draws its test sets from a random generator
+(:meth:`Splitter.test_masks`). A study draws them from each replicate's own generator
+(``KFold(K).labels(n, rng)``, ``FiveByTwo().halves(n, rng)``); the same objects are scikit-learn
+splitters too (:meth:`Splitter.split` with scikit-learn's signature, drawing from
+``random_state``), and :func:`check_splitter` accepts any scikit-learn splitter where simstudy
+takes one. Any n: folds of n not a multiple of K have sizes floor(n/K) and ceil(n/K), halves of
+odd n differ by one point.
+"""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["KFold", "NestedCVLosses", "five_by_two_splits", "nested_cv_losses", "train_validation_splits"]
+__all__ = ["FiveByTwo", "KFold", "RepeatedSplits", "Splitter", "check_splitter"]
+
+
+class Splitter(ABC):
+    """Base of the split schemes: a scheme draws the test sets of its splits (:meth:`test_masks`).
+
+    Subclasses are frozen dataclasses with a ``random_state`` field (an int, a Generator or None),
+    used only by the scikit-learn interface (:meth:`split`); a study passes its replicate's
+    generator to :meth:`test_masks` or to the scheme's own method (:meth:`KFold.labels`).
+    """
+
+    random_state: Any
+
+    @abstractmethod
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        """The number of splits (scikit-learn's signature; the arguments are not used)."""
+
+    @abstractmethod
+    def test_masks(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """The test sets of the splits of ``n`` examples, drawn from ``rng``.
+
+        Returns
+        -------
+        ndarray of bool, shape (get_n_splits(), n)
+            ``True`` marks the test examples of split j; the others train.
+        """
+
+    def train_test(self, n: int, rng: np.random.Generator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(train_index, test_index) of each split of ``n`` examples, in order, drawn from ``rng``."""
+        for test in self.test_masks(n, rng):
+            yield np.flatnonzero(~test), np.flatnonzero(test)
+
+    def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(train_index, test_index) of each split of the rows of ``X``, drawn from ``random_state``
+        (scikit-learn's splitter interface: ``cross_val_score(est, X, y, cv=KFold(10, random_state=0))``)."""
+        yield from self.train_test(len(X), np.random.default_rng(self.random_state))
 
 
 @dataclass(frozen=True)
-class KFold:
+class KFold(Splitter):
     """K-fold cross-validation; folds of sizes floor(n/K) or ceil(n/K).
 
     The fold sizes follow scikit-learn's ``KFold``: the first n mod K folds hold one point
     more. The examples are assigned to folds by a random permutation drawn from the
     replicate's generator (for i.i.d. samples any fixed assignment has the same distribution;
     the permutation keeps this true for samples that are not exchangeable): the labels are
-    ``np.repeat(arange(K), sizes)[rng.permutation(n)]``, which for n a multiple of K is the
-    earlier ``np.repeat(arange(K), n // K)[rng.permutation(n)]`` (same labels, same draws).
+    ``np.repeat(arange(K), sizes)[rng.permutation(n)]``.
 
     Parameters
     ----------
     n_splits : int
         K >= 2.
+    random_state : int, Generator or None
+        For :meth:`split` only.
     """
 
     n_splits: int = 10
+    random_state: Any = None
 
     def __post_init__(self):
         if self.n_splits < 2:
             raise ValueError(f"KFold needs n_splits >= 2; got {self.n_splits}.")
+
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        return self.n_splits
 
     def sizes(self, n: int) -> np.ndarray:
         """Fold sizes: n // K, plus one for the first n % K folds."""
@@ -45,178 +94,85 @@ class KFold:
         """Fold label in 0..K-1 of each of the ``n`` examples (any n >= K)."""
         return np.repeat(np.arange(self.n_splits), self.sizes(n))[rng.permutation(n)]
 
-    def split(self, n: int, rng: np.random.Generator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Yield (train_index, test_index) for each fold, in fold order."""
-        labels = self.labels(n, rng)
-        for k in range(self.n_splits):
-            test = labels == k
-            yield np.flatnonzero(~test), np.flatnonzero(test)
-
-
-def five_by_two_splits(n: int, rng: np.random.Generator) -> np.ndarray:
-    """Dietterich's (1998) 5x2 design: five random halvings of the ``n`` examples.
-
-    Returns
-    -------
-    ndarray of bool, shape (5, n)
-        ``True`` marks the first half of replication i (fold 1 trains on it and tests on the
-        second half; fold 2 the other way round). For odd n the first half has n // 2 examples.
-    """
-    if n < 4:
-        raise ValueError(f"the 5x2 design needs n >= 4; got n={n}.")
-    halves = np.zeros((5, n), dtype=bool)
-    for i in range(5):
-        halves[i, rng.permutation(n)[: n // 2]] = True
-    return halves
-
-
-def train_validation_splits(n: int, n_test: int, repetitions: int, rng: np.random.Generator) -> np.ndarray:
-    """Repeated random train/validation splits (Nadeau & Bengio 2003).
-
-    Returns
-    -------
-    ndarray of bool, shape (repetitions, n)
-        ``True`` marks the ``n_test`` validation examples of split j.
-    """
-    if not 1 <= n_test < n:
-        raise ValueError(f"need 1 <= n_test < n; got n_test={n_test}, n={n}.")
-    if repetitions < 2:
-        raise ValueError(f"need at least 2 train/validation splits; got {repetitions}.")
-    test = np.zeros((repetitions, n), dtype=bool)
-    for j in range(repetitions):
-        test[j, rng.permutation(n)[:n_test]] = True
-    return test
+    def test_masks(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Fold k's examples test split k (the folds in order)."""
+        return self.labels(n, rng)[None, :] == np.arange(self.n_splits)[:, None]
 
 
 @dataclass(frozen=True)
-class NestedCVLosses:
-    """Losses of nested cross-validation (Algorithm 1 of Bates, Hastie & Tibshirani 2023).
+class FiveByTwo(Splitter):
+    """Dietterich's (1998) 5x2 design: five random halvings of the examples, each used both ways.
 
-    Folds of unequal sizes are stored NaN-padded to the largest size m = ceil(n/K); fold k's
-    losses are in the order of its points' positions.
-
-    Attributes
-    ----------
-    pair_losses : ndarray, shape (R, K, K, m)
-        ``pair_losses[r, k, j]`` are the losses on fold j of the model trained without folds
-        k and j (repetition r): the inner CV of outer fold k. The diagonal (j = k) is NaN.
-    outer_losses : ndarray, shape (R, K, m)
-        ``outer_losses[r, k]`` are the losses on fold k of the model trained without fold k
-        (ordinary K-fold CV of repetition r).
-    labels : ndarray of int, shape (R, n)
-        Fold labels of each repetition.
+    Split 2i trains on the first half of halving i and tests on the second; split 2i + 1 the other
+    way round. For odd n the first half has n // 2 examples.
     """
 
-    pair_losses: np.ndarray
-    outer_losses: np.ndarray
-    labels: np.ndarray
+    random_state: Any = None
+
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        return 10
+
+    def halves(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """The five halvings of ``n`` examples.
+
+        Returns
+        -------
+        ndarray of bool, shape (5, n)
+            ``True`` marks the first half of halving i.
+        """
+        if n < 4:
+            raise ValueError(f"the 5x2 design needs n >= 4; got n={n}.")
+        halves = np.zeros((5, n), dtype=bool)
+        for i in range(5):
+            halves[i, rng.permutation(n)[: n // 2]] = True
+        return halves
+
+    def test_masks(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        halves = self.halves(n, rng)
+        return np.stack([~halves, halves], axis=1).reshape(10, n)
 
 
-def nested_cv_losses(losses: Callable[[np.ndarray, np.ndarray], np.ndarray] | None, n: int, K: int, repetitions: int,
-                     rng: np.random.Generator, first_labels: np.ndarray | None = None,
-                     first_outer_losses: np.ndarray | None = None,
-                     many_losses: Callable[[list, list], list] | None = None) -> NestedCVLosses:
-    """Run nested K-fold CV ``repetitions`` times with random fold assignments.
+@dataclass(frozen=True)
+class RepeatedSplits(Splitter):
+    """Repeated random train/validation splits (Nadeau & Bengio 2003): ``repetitions`` random test
+    sets of ``n_test`` examples each."""
 
-    The inner CV of outer fold k trains, for each j != k, on the data without folds k and j
-    and tests on fold j. That model is also the one the inner CV of outer fold j uses for
-    fold k, so each repetition needs K (K - 1) / 2 pair fits plus the K outer fits, not
-    K (K - 1) + K.
+    n_test: int
+    repetitions: int
+    random_state: Any = None
 
-    Parameters
-    ----------
-    losses : callable ``(train_positions, test_positions) -> losses``
-        Fits the learner on the training positions (indices 0..n-1 into the sample) and
-        returns the loss of each test position, in the order given (finite numbers).
-    n, K, repetitions : int
-        n >= 2K (every fold at least 2 points: the within-fold variance), K >= 3 (the inner
-        CV needs two training folds). n need not be a multiple of K: folds then have sizes
-        floor(n/K) and ceil(n/K) (:class:`KFold`), stored NaN-padded.
-    rng : Generator
-        Draws the fold assignments of repetitions not given.
-    first_labels, first_outer_losses : ndarray (n,), optional
-        The fold labels (0..K-1) of an ordinary K-fold CV already run on the same sample, and
-        its per-point losses in sample order: repetition 0 reuses them (no outer refits).
-    many_losses : callable ``(trains, tests) -> list of losses``, optional
-        The fits of a repetition at once, instead of ``losses`` (pass None for it): called
-        once per repetition, after its fold labels are drawn, with its splits in the order
-        ``losses`` would be called (the pair fits, then the outer fits), so a learner drawing
-        random numbers per fit (even from ``rng``) draws the same ones.
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        return self.repetitions
+
+    def test_masks(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        if not 1 <= self.n_test < n:
+            raise ValueError(f"need 1 <= n_test < n; got n_test={self.n_test}, n={n}.")
+        if self.repetitions < 2:
+            raise ValueError(f"need at least 2 train/validation splits; got {self.repetitions}.")
+        test = np.zeros((self.repetitions, n), dtype=bool)
+        for j in range(self.repetitions):
+            test[j, rng.permutation(n)[:self.n_test]] = True
+        return test
+
+
+def check_splitter(cv: Any, random_state: int | None = None) -> Any:
+    """A splitter from what a user passes as ``cv``: a number of folds (scikit-learn's shuffled
+    ``KFold`` with ``random_state``), a :class:`Splitter` or any scikit-learn splitter (an object
+    with ``split(X, y, groups)`` and ``get_n_splits()``: ``StratifiedKFold``, ``GroupKFold``,
+    ``RepeatedKFold``, ...).
 
     Raises
     ------
     ValueError
-        If n < 2K (the message names the smallest valid n), K < 3, repetitions < 1, a fold of
-        ``first_labels`` has fewer than 2 points, or a loss is not finite.
-
-    Notes
-    -----
-    Unequal folds are generalised, not refused: see :mod:`simstudy.inference.nested` for what
-    Algorithm 1 and the corrections do with them (the authors' package assumes equal folds).
+        Fewer than 2 folds, or an object that is no splitter.
     """
-    if K < 3:
-        raise ValueError(f"nested CV needs K >= 3 folds; got K={K}.")
-    if repetitions < 1:
-        raise ValueError(f"nested CV needs at least 1 repetition; got {repetitions}.")
-    if n < 2 * K:
-        raise ValueError(f"nested CV needs at least 2 points per fold (n >= 2K); got n={n}, K={K}. "
-                         f"The smallest valid n is {2 * K}, or use a smaller K (at most {n // 2}).")
-    if first_labels is not None:
-        sizes = np.bincount(np.asarray(first_labels), minlength=K)
-        if sizes.size != K or np.any(sizes < 2) or len(first_labels) != n:
-            raise ValueError(f"first_labels must give each of n={n} points a fold 0..{K - 1}, with at least 2 points "
-                             f"per fold; got fold sizes {sizes.tolist()}.")
-    if (losses is None) == (many_losses is None):
-        raise ValueError("nested CV needs exactly one of losses (one fit per call) and many_losses (all fits in one "
-                         "call).")
-    m = -(-n // K)
-    pair = np.full((repetitions, K, K, m), np.nan)
-    outer = np.full((repetitions, K, m), np.nan)
-    all_labels = np.empty((repetitions, n), dtype=np.int64)
-    for r in range(repetitions):
-        labels = np.asarray(first_labels) if (r == 0 and first_labels is not None) else KFold(K).labels(n, rng)
-        all_labels[r] = labels
-        members = [np.flatnonzero(labels == k) for k in range(K)]
-        trains, tests, places = [], [], []   # the repetition's fits, in order, and where their losses go
-        for a in range(K):
-            for b in range(a + 1, K):
-                tests.append(np.concatenate([members[a], members[b]]))
-                trains.append(np.flatnonzero((labels != a) & (labels != b)))
-                places.append((a, b, members[a].size))
-        for k in range(K):
-            if r == 0 and first_outer_losses is not None:
-                outer[r, k, :members[k].size] = _finite(np.asarray(first_outer_losses)[members[k]], members[k].size)
-            else:
-                tests.append(members[k])
-                trains.append(np.flatnonzero(labels != k))
-                places.append((k, -1, members[k].size))
-        for (a, b, ma), test, loss in zip(places, tests, _fit_splits(losses, many_losses, trains, tests)):
-            loss = _finite(loss, test.size)
-            if b < 0:                                        # outer fold a
-                outer[r, a, :ma] = loss
-            else:                                            # fold a without {a, b}: outer fold b, and vice versa
-                pair[r, b, a, :ma], pair[r, a, b, :test.size - ma] = loss[:ma], loss[ma:]
-    return NestedCVLosses(pair, outer, all_labels)
+    if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
+        if cv < 2:
+            raise ValueError(f"cv={cv} is invalid: use at least 2 folds, or a scikit-learn splitter.")
+        from sklearn.model_selection import KFold as ShuffledKFold
 
-
-def _fit_splits(losses, many_losses, trains: list, tests: list):
-    """The losses of each split: one ``many_losses`` call, or ``losses`` split by split (lazily, in order)."""
-    if many_losses is None:
-        return map(losses, trains, tests)
-    fitted = list(many_losses(trains, tests))
-    if len(fitted) != len(trains):
-        raise ValueError(f"many_losses returned {len(fitted)} loss arrays for {len(trains)} splits; return one per "
-                         "split, in order.")
-    return fitted
-
-
-def _finite(values, size: int) -> np.ndarray:
-    """Losses of one fit as floats, checked: one finite value per test point."""
-    out = np.asarray(values, dtype=float)
-    if out.shape != (size,):
-        raise ValueError(f"the losses callable returned shape {out.shape} for {size} test points; return one loss "
-                         "per test point.")
-    if not np.all(np.isfinite(out)):
-        raise ValueError(f"the losses callable returned {int(np.sum(~np.isfinite(out)))} non-finite loss(es) (NaN or "
-                         "inf); nested CV needs finite losses (NaN marks padding).")
-    return out
+        return ShuffledKFold(int(cv), shuffle=True, random_state=random_state)
+    if not (callable(getattr(cv, "split", None)) and callable(getattr(cv, "get_n_splits", None))):
+        raise ValueError(f"cv={cv!r} is invalid: pass a number of folds or a scikit-learn splitter (KFold, "
+                         "StratifiedKFold, GroupKFold, RepeatedKFold, ShuffleSplit, ...).")
+    return cv

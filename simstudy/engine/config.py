@@ -75,10 +75,10 @@ def validate_runner(runner: RunnerConfig) -> None:
             raise ConfigError(f"runner.backend={r.backend!r} is invalid here: forking worker processes is supported on "
                               "Linux only. Use runner.backend=auto or loky.")
     if r.backend == "dask":
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
+        from simstudy.engine.backends.dask_cluster import dask_available
+
+        if not dask_available():
             raise ConfigError(f"runner.backend={r.backend!r} is invalid here: install dask.distributed first: "
-                              "pip install 'simstudy[dask]'.") from None
+                              "pip install 'simstudy[dask]'.")
 
 

@@ -7,8 +7,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from simstudy.evaluate.result import CVLosses, Refit
 from simstudy.cv.losses import Loss, resolve_loss
+from simstudy.cv.splits import check_splitter
+from simstudy.evaluate.result import CVLosses, Refit
 
 __all__ = ["cross_validate_losses", "from_cross_validate", "from_predictions"]
 
@@ -111,16 +112,8 @@ class Fitter:
 
 
 def _splits(cv: Any, X: Any, y: Any, groups: Any, random_state: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The (train, test) index pairs of a splitter (an int: shuffled KFold)."""
-    from sklearn.model_selection import KFold
-
-    if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
-        if cv < 2:
-            raise ValueError(f"cv={cv} is invalid: use at least 2 folds, or a scikit-learn splitter.")
-        cv = KFold(int(cv), shuffle=True, random_state=random_state)
-    if not hasattr(cv, "split"):
-        raise ValueError(f"cv={cv!r} is invalid: pass a number of folds or a scikit-learn splitter (KFold, "
-                         "StratifiedKFold, GroupKFold, RepeatedKFold, ShuffleSplit, ...).")
+    """The (train, test) index pairs of a splitter (:func:`~simstudy.cv.splits.check_splitter`)."""
+    cv = check_splitter(cv, random_state)
     try:
         return [(np.asarray(tr), np.asarray(te)) for tr, te in cv.split(X, y, groups)]
     except ValueError as exc:

@@ -1,18 +1,21 @@
 """Every interval and test of :mod:`simstudy.inference` from one :class:`CVLosses`, as one tidy table."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pandas as pd
 
-from simstudy.evaluate.result import CVLosses
 from simstudy.inference import (
     binomial_test, cv_clt_test, cv_t_test, five_by_two_f_test, five_by_two_t_test, holdout_test, mcnemar_test,
     nested_cv_interval, repeated_kfold_t_test, resampled_t_test,
 )
 from simstudy.inference.results import TestResult
-from simstudy.cv.splits import five_by_two_splits, nested_cv_losses
+from simstudy.cv.splits import FiveByTwo
+from simstudy.cv.loop import nested_cv_losses
+
+if TYPE_CHECKING:  # annotations only: CVLosses.infer calls infer, so result imports this module
+    from simstudy.evaluate.result import CVLosses
 
 __all__ = ["COLUMNS", "infer"]
 
@@ -138,7 +141,7 @@ def _refit_check(cv: CVLosses, what: str) -> None:
 def _five_by_two_rows(t: _Table, rng: np.random.Generator) -> None:
     cv = t.cv
     _refit_check(cv, "five_by_two=True")
-    halves = five_by_two_splits(cv.n, rng)
+    halves = FiveByTwo().halves(cv.n, rng)
     rows = np.arange(cv.n)
     per_fitter = []
     for fit in cv.refit.fitters:

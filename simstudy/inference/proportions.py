@@ -18,10 +18,8 @@ stats = LazyModule("scipy.stats")
 optimize = LazyModule("scipy.optimize")
 
 from simstudy.inference.distributions import norm_ppf
-from simstudy.inference.pivot import (
-    check_alternative, check_bounds, check_level, make_interval, pivot_interval, pivot_statistic,
-    pvalue, quantile, scalar,
-)
+from simstudy.inference.pivot import check_alternative, check_bounds, pivot_statistic, pvalue
+from simstudy.inference.results import check_level, make_interval, pivot_interval, quantile, scalar
 from simstudy.inference.results import ConfidenceInterval, TestResult
 
 __all__ = ["BINOMIAL_METHODS", "BinomialTestResult", "TwoProportionTestResult", "binomial_test", "mcnemar_test",

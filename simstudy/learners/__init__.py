@@ -13,10 +13,11 @@ from typing import Any
 from simstudy._deprecated import moved_attribute
 
 _EXPORTS = {name: "simstudy.learners.dispatch" for name in (
-    "ENGINES", "TIE_RULES", "build_learner", "estimator_from_spec", "fast_kernel", "validate_learner_config")}
+    "ENGINES", "build_learner", "estimator_from_spec", "fast_kernel", "validate_learner_config")}
 _EXPORTS.update({name: "simstudy.learners.base" for name in (
-    "BatchFolds", "Folds", "Learner", "capabilities", "check_learner", "learners_context")})
-_EXPORTS.update({name: "simstudy.learners.sklearn" for name in ("ConstantClassifier", "SampleArrays", "SklearnLearner")})
+    "BatchFolds", "Folds", "Learner", "SampleArrays", "capabilities", "check_learner", "learners_context")})
+_EXPORTS.update({name: "simstudy.learners.sklearn" for name in ("ConstantClassifier", "SklearnLearner")})
+_EXPORTS["TIE_RULES"] = "simstudy.learners.cart.params"
 _EXPORTS.update({"CartLearner": "simstudy.learners.cart", "BatchedRidge": "simstudy.learners.linear.batched",
                  "BatchedLDA": "simstudy.learners.linear.batched", "PopulationKNN": "simstudy.learners.knn.population",
                  "SampleKNNRegressor": "simstudy.learners.knn.regression",

@@ -105,3 +105,11 @@ def learners_context(learners) -> contextlib.AbstractContextManager:
         if callable(context):
             stack.enter_context(context())
     return stack
+
+
+@dataclass(frozen=True)
+class SampleArrays:
+    """A training sample prepared for scikit-learn: features in the learner's dtype, labels."""
+
+    X: np.ndarray
+    y: np.ndarray

@@ -17,7 +17,7 @@ implementation that reproduces it for the population and loss at hand:
 - anything else -> :class:`SklearnLearner` (scikit-learn, one clone per fit).
 
 ``engine="sklearn"`` always uses scikit-learn; ``engine="numba"`` requires a kernel. ``ties``
-chooses the numba CART's tie rule (:data:`TIE_RULES`).
+chooses the numba CART's tie rule (:data:`~simstudy.learners.cart.params.TIE_RULES`).
 """
 from __future__ import annotations
 
@@ -28,18 +28,12 @@ from typing import Any, Mapping, NamedTuple
 from simstudy.errors import ConfigError
 from simstudy.learners.base import capabilities, check_learner
 from simstudy.learners.sklearn import SklearnLearner
+from simstudy.learners.cart.params import TIE_RULES
 
-__all__ = ["ENGINES", "TIE_RULES", "build_learner", "estimator_from_spec", "fast_kernel", "validate_learner_config"]
+__all__ = ["ENGINES", "build_learner", "estimator_from_spec", "fast_kernel", "validate_learner_config"]
 
 log = logging.getLogger("simstudy")
 ENGINES = ("auto", "numba", "sklearn")
-#: How the numba CART chooses among features whose best splits tie (the same proxy, exactly):
-#: "draw" scans the features in a fixed order and draws one of the tied features uniformly (a
-#: random number only where there is a tie); "shuffle" scans them in a uniformly random order
-#: drawn at every node and keeps the first (scikit-learn's scheme, and the kernel's rule before
-#: "draw"). Both choose uniformly among the tied features, so the distribution of trees is the
-#: same; the random streams differ.
-TIE_RULES = ("draw", "shuffle")
 
 
 def estimator_from_spec(spec: Mapping[str, Any], field_name: str = "learner.estimator"):

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simstudy.learners.linear.exact import linear_fast_path
+from simstudy.learners.base import SampleArrays
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: workers of other learners skip it
     from sklearn.base import BaseEstimator
@@ -40,14 +41,6 @@ class ConstantClassifier:
 
     def predict(self, X):
         return np.full(X.shape[0], self.label)
-
-
-@dataclass(frozen=True)
-class SampleArrays:
-    """A training sample prepared for scikit-learn: features in the learner's dtype, labels."""
-
-    X: np.ndarray
-    y: np.ndarray
 
 
 class SklearnLearner:

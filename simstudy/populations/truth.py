@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["RiskValues", "model_risks", "true_risks", "truth_available"]
+__all__ = ["RiskValues", "missing_truth", "model_risks", "true_risks", "truth_available"]
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,13 @@ class RiskValues:
     mc_se: np.ndarray
 
 
-def truth_available(population: Any, learner: Any) -> str:
-    """"" when :func:`model_risks` can give the true risk of this learner's models, else why not."""
+def truth_available(population: Any, learner: Any) -> bool:
+    """Whether :func:`model_risks` can give the true risk of this learner's models on this population."""
+    return not missing_truth(population, learner)
+
+
+def missing_truth(population: Any, learner: Any) -> str:
+    """Why :func:`model_risks` cannot give the true risk of this learner's models ("" when it can)."""
     if callable(getattr(population, "exact_risks", None)) or callable(getattr(population, "evaluation_set", None)):
         if callable(getattr(learner, "predict_features", None)) or callable(getattr(learner, "population_errors", None)):
             return ""

@@ -9,7 +9,16 @@ from simstudy.engine.backends.tasks import run_task
 from simstudy.engine.chunks import ChunkOutput
 from simstudy.studies.base import Chunk
 
-__all__ = ["dask_outputs"]
+__all__ = ["dask_available", "dask_outputs"]
+
+
+def dask_available() -> bool:
+    """Whether dask.distributed can be imported (``pip install 'simstudy[dask]'``)."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _log_file() -> str | None:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simstudy.errors import ConfigError
+from simstudy.cv.splits import FiveByTwo as _Halvings
 from simstudy.cv.splits import KFold as _Folds
-from simstudy.cv.splits import five_by_two_splits
 
 __all__ = ["Bootstrap", "Design", "FiveByTwo", "HoldOut", "KFold", "KFoldHalves", "LeaveOneOut", "NestedCV",
            "PairedSubsampling", "RepeatedKFold", "RepeatedSplits", "SplitPlan", "test_size"]
@@ -103,7 +103,7 @@ def _fraction(value) -> float:
 
 
 def _random_tests(n: int, n_test: int, splits: int, rng: np.random.Generator) -> np.ndarray:
-    """``splits`` random test sets of ``n_test`` of n points, as in :func:`simstudy.cv.splits.train_validation_splits`
+    """``splits`` random test sets of ``n_test`` of n points, as in :class:`simstudy.cv.splits.RepeatedSplits`
     (one permutation per split, its first n_test points), for any number of splits."""
     test = np.zeros((splits, n), dtype=bool)
     for j in range(splits):
@@ -313,7 +313,7 @@ class FiveByTwo(Design):
             raise ConfigError(f"the 5x2 design needs n >= 4; got n={n}.")
 
     def plan(self, n, rng):
-        halves = five_by_two_splits(n, rng)
+        halves = _Halvings().halves(n, rng)
         test = np.stack([t for h in halves for t in (~h, h)])
         return _complement_plan(self, n, test)
 
@@ -372,7 +372,7 @@ class NestedCV(Design):
     Per repetition (a fresh K-fold assignment): K outer splits (split k trains without fold k
     and tests it), then one split per pair of folds a < b (lexicographic), training without
     folds a and b and testing both: the inner CV of outer fold a uses it on fold b and vice
-    versa (:func:`simstudy.cv.splits.nested_cv_losses`). R (K + K (K-1)/2) fits; n >= 2K, K >= 3.
+    versa (:func:`simstudy.cv.loop.nested_cv_losses`). R (K + K (K-1)/2) fits; n >= 2K, K >= 3.
     """
 
     K: int = 5

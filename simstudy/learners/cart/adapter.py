@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simstudy.lazy import LazyModule
-from simstudy.learners.dispatch import TIE_RULES
+from simstudy.learners.cart.params import TIE_RULES
 from simstudy.learners.base import Folds
 from simstudy.learners.cart.params import supported_tree_params, supported_tree_settings
 
@@ -37,7 +37,7 @@ class CartLearner:
         seeds the tie-breaking when set, otherwise each fit draws a seed from the replicate's
         generator.
     ties : {"draw", "shuffle"}
-        How ties between features are broken (:data:`simstudy.learners.dispatch.TIE_RULES`):
+        How ties between features are broken (:data:`simstudy.learners.cart.params.TIE_RULES`):
         both choose uniformly among the tied features, as scikit-learn does; "shuffle" reproduces
         the random streams of simstudy before the change of default.
     """

@@ -101,7 +101,7 @@ def cross_validate_cart(X, y: np.ndarray, labels: np.ndarray, K: int, seeds, cri
     keep_models : bool
         Return the K trees (for exact errors on a population) or only the predictions.
     ties : {"draw", "shuffle"}
-        The tie rule (:data:`simstudy.learners.dispatch.TIE_RULES`).
+        The tie rule (:data:`simstudy.learners.cart.params.TIE_RULES`).
 
     Returns
     -------

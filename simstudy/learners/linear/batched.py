@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from simstudy.learners.base import BatchFolds
-from simstudy.learners.sklearn import SampleArrays
+from simstudy.learners.base import SampleArrays
 
 __all__ = ["LinearRuleBatch", "BatchedLinearLearner", "BatchedRidge", "BatchedLDA", "batched_linear_learner",
            "fold_weights"]

@@ -50,7 +50,7 @@ def _procedure_tests(group: pd.DataFrame, alternative: str) -> dict[str, Any]:
     """
     n, K = int(group["n"].iloc[0]), int(group["K"].iloc[0])
     # the repeated train/validation splits test on n // K points whatever n (the worker draws
-    # them with train_validation_splits(n, n // K, ...)); K-fold folds may differ by one point
+    # them with RepeatedSplits(n // K, ...)); K-fold folds may differ by one point
     n_test = n // K
     fm, tv = _stack(group["fold_means"]), _stack(group["tv_estimates"])
     return {

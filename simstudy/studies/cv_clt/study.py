@@ -56,10 +56,10 @@ class CVCLTStudy(Study):
         pop = self.population
         import numpy as np
 
-        from simstudy.populations.truth import truth_available
+        from simstudy.populations.truth import missing_truth
 
         for name, learner in self.learners.items():
-            why = truth_available(pop, learner)
+            why = missing_truth(pop, learner)
             if why:
                 raise ConfigError(f"population={pop.name!r} is invalid for study=cv_clt: it needs the true risk of "
                                   f"every model ({why}); use a finite population (population=letter, "

@@ -36,7 +36,8 @@ from simstudy.inference import cv_clt_sigma, nested_cv_interval
 from simstudy.learners.base import learners_context
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.studies.base import Chunk
-from simstudy.cv.splits import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
+from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
+from simstudy.cv.loop import nested_cv_losses
 from simstudy.studies.base import SizeCondition, map_replicates
 from simstudy.populations.truth import true_risks
 
@@ -135,8 +136,8 @@ class CVCLTWorker:
         rng = replicate_rng(self.seed, cond.key, r)            # sample and splits: shared by learners
         sample = self.population.sample(n, rng)
         labels = KFold(K).labels(n, rng)
-        halves = five_by_two_splits(n, rng)
-        tv_test = train_validation_splits(n, m, self.repeated_splits, rng)
+        halves = FiveByTwo().halves(n, rng)
+        tv_test = RepeatedSplits(m, self.repeated_splits).test_masks(n, rng)
         fits = {}
         for name, copy in self._variants(subjects):
             fit_rng = replicate_rng(self.seed, condition_key({"condition": cond.key, "learner": name,

@@ -24,7 +24,7 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.config import CVVarianceConfig
 from simstudy.studies.cv_variance.worker import THETAS, CVVarianceWorker
-from simstudy.populations.truth import truth_available
+from simstudy.populations.truth import missing_truth
 
 __all__ = ["CVVarianceStudy", "CVVarianceConfig", "CVVarianceWorker", "aggregate", "make_conditions", "THETAS"]
 
@@ -58,7 +58,7 @@ class CVVarianceStudy(Study):
                            f"{self.population.name!r} draws residuals in equal blocks")
             return
         if self.config.truth:
-            why = truth_available(self.population, self.learner)
+            why = missing_truth(self.population, self.learner)
             if why:
                 raise ConfigError(f"study.truth=true is invalid here: {why}; set study.truth=false (mu_true is then "
                                   "the mean of mu_hat).")

@@ -32,7 +32,8 @@ from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation, Sample
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.studies.base import Chunk
-from simstudy.cv.splits import KFold, nested_cv_losses
+from simstudy.cv.splits import KFold
+from simstudy.cv.loop import nested_cv_losses
 from simstudy.studies.base import SizeCondition, replicate_records
 
 __all__ = ["RhoHatWorker", "fold_means_of"]
