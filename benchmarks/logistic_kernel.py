@@ -109,13 +109,14 @@ def main(argv=None) -> None:
     from threadpoolctl import threadpool_limits
 
     from simstudy.learners.logistic.newton import OPTIMUM_TOL
-    from simstudy.learners.logistic.batch import BatchedLogistic, fit_logistic_batch, warm_up
+    from simstudy.learners.logistic.batch import BatchedLogistic, fit_logistic_batch
     from simstudy.populations.io.table import binarize
     from simstudy.populations.io.text import load_table_file
 
     Xpop, labels = load_table_file(letter_path(args.data))
     ypop = binarize(labels, POSITIVE)
-    warm_up()
+    fit_logistic_batch((np.arange(40.0) % 3).reshape(1, 20, 2), (np.arange(20) % 2).reshape(1, 20),
+                       np.ones((1, 1, 20)))                              # compile (or load) the kernel first
     warm_learner = BatchedLogistic(tol=OPTIMUM_TOL, warm_start=True)
     limits = threadpool_limits(args.threads) if args.threads else None
     steps = []

@@ -52,7 +52,7 @@ MOVED: dict[str, str] = {
     "simstudy.runner": "simstudy.engine.runner",
     "simstudy.schemes": "simstudy.cv.splits",
     "simstudy.truth": "simstudy.populations.truth",
-    "simstudy.warmup": "simstudy.engine.backends.warmup",
+    "simstudy.warmup": "simstudy.engine.backends.workers",
 }
 
 #: Old module -> {name: module now defining it}, for names that did not follow :data:`MOVED`.
@@ -69,7 +69,7 @@ MOVED_NAMES: dict[str, dict[str, str]] = {
     "simstudy.learners.fisher": {name: "simstudy.learners.linear.threshold" for name in (
         "TIE_RULES", "Thresholds", "erm_threshold", "tie_uniforms")},
     "simstudy.learners.logistic": {name: "simstudy.learners.logistic.batch" for name in (
-        "BatchedLogistic", "LogisticFit", "fit_logistic_batch", "supported_logistic_params", "warm_up")},
+        "BatchedLogistic", "LogisticFit", "fit_logistic_batch", "supported_logistic_params")},
     "simstudy.populations.tabular": {
         "MISSING_MARKERS": "simstudy.populations.io.table", "TabularData": "simstudy.populations.io.table",
         "binarize": "simstudy.populations.io.table", "data_fingerprint": "simstudy.populations.io.fingerprint",

@@ -8,7 +8,6 @@ one place, which layer may import which; a broken contract names the offending i
 import ast
 import subprocess
 import sys
-from pathlib import Path
 
 from conftest import ROOT
 

@@ -446,12 +446,12 @@ def test_workers_start_only_after_every_check_that_needs_no_data(tmp_path):
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "x.txt").write_text("x")
-    code = ("import sys, simstudy.engine.backends.warmup as w\n"
-            "marker = sys.argv[1]\n"
+    code = ("import sys, simstudy.engine.runner as r\n"
+            "marker, start = sys.argv[1], r.open_stream\n"
             "def spy(*a, **k):\n"
             "    open(marker, 'w').write('started')\n"
-            "    return False\n"
-            "w.prestart_workers = spy\n"
+            "    return start(*a, **k)\n"
+            "r.open_stream = spy\n"
             "from simstudy.cli import main\n"
             "sys.argv = ['simstudy', *sys.argv[2:]]\n"
             "main()\n")
@@ -482,16 +482,6 @@ def test_a_worker_killed_by_the_system_ends_the_run_with_one_paragraph(tmp_path,
         assert "(killed by signal 9, SIGKILL: often the system out of memory) before replicates" in message
     out = subprocess.run(["pgrep", "-f", str(run_dir)], capture_output=True, text=True)
     assert out.stdout.strip() == "", out.stdout
-
-
-def test_a_refusal_after_the_workers_started_does_not_wait_for_them():
-    """Bad data is found while the workers warm up: the warm-up is stopped, not awaited."""
-    from simstudy.engine.backends import warmup
-
-    assert warmup.prestart_workers(2, "loky", "simstudy.studies.cv_variance.study:CVVarianceStudy")
-    thread = warmup._pending
-    warmup.cancel_workers()
-    assert warmup._pending is None and not thread.is_alive()
 
 
 def test_worker_count_is_capped_by_chunks_and_warns_above_the_cores(caplog):

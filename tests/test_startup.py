@@ -1,4 +1,4 @@
-"""Start-up: lazy imports in workers, workers started early and reused by the run."""
+"""Start-up: lazy imports in workers, the report loaded while the workers compute, the pace of a run."""
 import os
 import pickle
 import subprocess
@@ -12,7 +12,6 @@ from simstudy.lazy import LazyModule
 from simstudy.studies.base import Chunk
 from simstudy.engine.config import RunnerConfig
 from simstudy.engine.runner import run_chunks
-from simstudy.engine.backends.warmup import prestart_workers, wait_for_workers, warm_worker
 
 from conftest import LETTER_FILE, ROOT
 
@@ -53,23 +52,6 @@ def test_tree_worker_does_not_import_sklearn_scipy_stats_or_matplotlib(tmp_path)
     assert out.stdout.strip() == "none"
     assert worker.learner.template is not None                      # the main process keeps it
     assert pickle.loads(pickle.dumps(worker.learner)).describe() == worker.learner.describe()
-
-
-def _pid(chunk):
-    return os.getpid()
-
-
-def test_prestarted_workers_are_the_run_workers():
-    """Workers started (and warmed) before the run are the ones that compute its chunks."""
-    study = "simstudy.studies.cv_variance.study:CVVarianceStudy"
-    assert warm_worker(study) == os.getpid()  # runs warm_up() in-process
-    assert prestart_workers(2, "loky", study)
-    warmed = set(wait_for_workers())
-    assert len(warmed) == 2 and os.getpid() not in warmed
-    report = run_chunks(_pid, [40], RunnerConfig(chunk_size=2, n_jobs=2, backend="loky", progress=False))
-    assert {o.records for o in report.outputs} == warmed
-    assert not prestart_workers(1, "loky", study)   # in-process runs: nothing to start
-    assert not prestart_workers(2, "threading", study)
 
 
 def _chunk_id(chunk):
@@ -179,8 +161,8 @@ def test_progress_eta_comes_from_the_chunks_costs(caplog):
 
 
 def test_progress_pace_starts_when_the_workers_are_ready(caplog):
-    """A warm-up of the workers before the first chunk does not count as computing time: the
-    runner restarts the ETA's clock once the workers are free (``on_ready``)."""
+    """Starting the workers before the first chunk does not count as computing time: the runner
+    restarts the ETA's clock once the workers are up (``on_ready``)."""
     import logging
 
     from simstudy.engine.backends.streams import open_stream
@@ -188,7 +170,7 @@ def test_progress_pace_starts_when_the_workers_are_ready(caplog):
 
     caplog.set_level(logging.INFO, logger="simstudy")
     progress = LogProgress(total=10, desc="warm", enabled=True, total_work=100.0)
-    progress.start -= 30.0                         # 30 s of warm-up before the workers were ready ...
+    progress.start -= 30.0                         # 30 s before the workers were up ...
     chunks = [Chunk(0, 0, 2)]
     stream, _ = open_stream("sequential", lambda c: c.size, chunks, 1, RunnerConfig(n_jobs=1, on_error="raise"),
                             on_ready=progress.restart_clock)

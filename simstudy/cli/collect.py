@@ -6,6 +6,7 @@ from simstudy.errors import UserError
 
 __all__ = ["collect_main"]
 
+
 def collect_main(argv: list[str] | None = None) -> None:
     """``simstudy-collect SWEEP_DIR``: merge the runs of a multirun into one table and figures."""
     import argparse

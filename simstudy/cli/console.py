@@ -12,6 +12,7 @@ import sys
 
 __all__ = ["ConsoleFilter", "EarlyRecords", "disk_message", "fail", "setup_logging"]
 
+
 def fail(prog: str, message: str, code: int = 2) -> None:
     print(f"{prog}: error: {message}", file=sys.stderr)
     sys.exit(code)

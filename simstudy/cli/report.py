@@ -9,6 +9,7 @@ from simstudy.errors import ConfigError, UserError
 
 __all__ = ["report_main"]
 
+
 def report_main(argv: list[str] | None = None) -> None:
     """``simstudy-report RUN_DIR``: re-aggregate a finished run from its records.
 

@@ -30,21 +30,6 @@ def _unused_parts(plan, overrides: list[str]) -> None:
                               "this override.")
 
 
-def _chunk_bound(plan) -> int | None:
-    """At most this many chunks, when the config tells (``replicates`` per size); else None."""
-    replicates, sizes = getattr(plan.config, "replicates", None), getattr(plan.config, "sizes", None)
-    if isinstance(replicates, int) and isinstance(sizes, (list, tuple)) and sizes:
-        return len(sizes) * -(-replicates // plan.runner.chunk_size)
-    return None
-
-
-def _prestart(plan) -> None:
-    """Start (and warm) the workers while the data loads; only after every check that needs no data."""
-    from simstudy.engine.backends.warmup import start_workers_early
-
-    start_workers_early(f"{plan.study.__module__}:{plan.study.__qualname__}", plan.runner, _chunk_bound(plan))
-
-
 def _interrupted(run_dir: str) -> str:
     shards = Path(run_dir) / "shards"
     done = len(list(shards.rglob("*.json"))) if shards.is_dir() else 0
@@ -55,13 +40,12 @@ def _interrupted(run_dir: str) -> str:
 
 
 def _run(cfg) -> None:
-    """The task function: compose -> validate -> lock the run directory -> (start workers) -> run -> headline."""
+    """The task function: compose -> validate -> lock the run directory -> run -> headline."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
     from simstudy.engine.execute import execute
     from simstudy.engine.rundir import RunDirectory
-    from simstudy.engine.backends.warmup import cancel_workers
 
     setup_logging()
     hydra_cfg = HydraConfig.get()
@@ -75,11 +59,9 @@ def _run(cfg) -> None:
         plan.overrides = overrides
         _unused_parts(plan, overrides)
         directory.lock()  # busy or foreign directory: refused before any data or worker
-        _prestart(plan)
         # a single run needs its workers no more once the chunks are done; a sweep's next job reuses them
         result = execute(plan, directory, release_workers=hydra_cfg.mode != RunMode.MULTIRUN)
     except BaseException as exc:
-        cancel_workers()  # a refusal is not delayed by the warm-up of workers it no longer needs
         directory.abandon()
         remove_created_dirs(run_dir)
         if isinstance(exc, UserError):
@@ -120,7 +102,7 @@ def console_main() -> None:
     Errors and Ctrl-C (SystemExit, KeyboardInterrupt) take the ordinary exit.
     """
     main()
-    from simstudy.engine.backends.warmup import kill_workers
+    from simstudy.engine.backends.workers import kill_workers
 
     kill_workers()
     logging.shutdown()

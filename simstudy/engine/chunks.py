@@ -12,6 +12,7 @@ from simstudy.studies.base import Chunk
 
 __all__ = ["Chunk", "ChunkOutput", "RunReport", "plan_chunks"]
 
+
 @dataclass
 class ChunkOutput:
     """What a worker returns for one chunk: its records (None if the chunk failed), timings,

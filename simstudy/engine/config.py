@@ -13,7 +13,6 @@ __all__ = ["BACKENDS", "ON_ERROR", "RunnerConfig", "validate_runner"]
 ON_ERROR = ("record", "raise")
 
 
-
 @dataclass
 class RunnerConfig:
     """How replicates are dealt out: joblib (or dask) over chunks of replicates."""

@@ -173,13 +173,13 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
             store = None
             if directory is not None and plan.runner.only_replicate is None:
                 store = ShardStore(directory.path / "shards", identity.hash)
-            # while the workers warm up and compute, the aggregation's and the report's libraries load here
+            # while the workers compute, the aggregation's and the report's libraries load here
             prewarm = partial(start_prewarm, study.aggregation_imports) if directory is not None else None
             report = run_phase(phase, plan.runner, store, while_computing=prewarm)
             records[phase.name] = _ordered_records(report, phase)
             manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])
         if release_workers:
-            from simstudy.engine.backends.warmup import kill_workers
+            from simstudy.engine.backends.workers import kill_workers
 
             kill_workers()
         main = records[study.main_phase]

@@ -32,9 +32,9 @@ class LogProgress:
     """The pace of a run, for the ETA, and progress lines in the log for runs not attached to a
     terminal (every 10% or 60 s).
 
-    The pace is measured from :meth:`restart_clock` (the workers ready) when it is called: a
-    warm-up of the workers before the first chunk would otherwise count as computing time, and
-    the first ETA of a short run would come out several times too long."""
+    The pace is measured from :meth:`restart_clock` (the workers ready) when it is called:
+    starting the workers would otherwise count as computing time, and the first ETA of a short
+    run would come out several times too long."""
 
     def __init__(self, total: int, desc: str, enabled: bool, total_work: float | None = None):
         self.total, self.desc, self.enabled = total, desc, enabled

@@ -136,7 +136,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
     while_computing : callable, optional
         Called once, in this process, just before the chunks are dispatched to worker processes:
         room for work the caller would otherwise do after the run, such as loading the report's
-        libraries, while this process waits for the workers anyway (their warm-up, then their
+        libraries, while this process waits for the workers anyway (their start, then their
         chunks). Not called for in-process runs (it would compete with the computation in the
         same interpreter), nor when every chunk is already stored.
     """
@@ -188,7 +188,7 @@ def _compute(fn, chunks: list[Chunk], runner: RunnerConfig, backend: str, tally:
                          total_work=float(sum(work(c) for c in chunks)))
     stream, in_workers = open_stream(backend, fn, chunks, workers, runner, on_ready=logged.restart_clock)
     if while_computing is not None and in_workers:
-        while_computing()  # before the first chunk: runs while the workers finish warming up and compute
+        while_computing()  # before the first chunk: runs while the workers start and compute
     with ProgressBar(total=logged.total, desc=where.desc, unit="rep", disable=None if runner.progress else True,
                      smoothing=0.05, dynamic_ncols=True, bar_format=BAR_FORMAT) as bar:
         logged.enabled = runner.progress and bar.disable

@@ -24,6 +24,7 @@ __all__ = ["ShardStore"]
 
 log = logging.getLogger("simstudy")
 
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

@@ -231,10 +231,6 @@ class Study:
         swept parameter; Figures or figure makers, as :meth:`figures`."""
         return {}
 
-    @staticmethod
-    def warm_up() -> None:
-        """Run the study's compiled kernels once on tiny inputs (fresh worker processes)."""
-
 
 # ----------------------------------------------------------------------------- the failure policy
 def map_replicates(compute: Callable[[int], Any], replicates: range, on_error: str, condition: Any,

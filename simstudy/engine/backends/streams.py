@@ -7,17 +7,14 @@ from typing import Any, Callable, Iterator, Sequence
 from simstudy.engine.backends import fork_pool
 from simstudy.engine.backends.dask_cluster import dask_outputs
 from simstudy.engine.backends.joblib_pool import joblib_outputs
-from simstudy.engine.backends.warmup import wait_for_workers
 from simstudy.engine.chunks import ChunkOutput
 from simstudy.studies.base import Chunk
 
 __all__ = ["open_stream"]
 
 
-def _after_warm_up(stream: Iterator[ChunkOutput], on_ready: Callable[[], None]) -> Iterator[ChunkOutput]:
-    """``stream``, started once a warm-up of the same workers (begun by the command line) is over:
-    the warm-up and the chunks never run at once."""
-    wait_for_workers()
+def _started(stream: Iterator[ChunkOutput], on_ready: Callable[[], None]) -> Iterator[ChunkOutput]:
+    """``stream``, with ``on_ready`` called when its first output is asked for (the workers are up)."""
     on_ready()
     yield from stream
 
@@ -25,8 +22,9 @@ def _after_warm_up(stream: Iterator[ChunkOutput], on_ready: Callable[[], None]) 
 def _fork_pool(workers: int, requested_jobs: int) -> fork_pool.ForkPool | None:
     """The pool for ``workers`` forked workers, or None for this process. The pool is forked now,
     before this process starts any thread of its own (report, progress bar). A single chunk runs in
-    the pool too when the command has forked a worker for it (unless ``runner.n_jobs=1`` asks for
-    this process), so that the report's libraries load meanwhile."""
+    the pool too when a pool is kept from an earlier run of this process (a sweep's next job;
+    unless ``runner.n_jobs=1`` asks for this process), so that the report's libraries load
+    meanwhile."""
     if workers > 1:
         return fork_pool.get_pool(workers)
     kept = fork_pool.current_pool()
@@ -45,12 +43,12 @@ def open_stream(backend: str, fn: Callable[[Chunk], Any], chunks: Sequence[Chunk
     runner : RunnerConfig
         ``n_jobs`` (as asked), ``on_error``, ``scheduler_address``.
     on_ready : callable
-        Called once the workers are free to compute (a warm-up over), before the first chunk.
+        Called once the workers are started, before the first chunk.
     """
     if backend == "dask":
         return dask_outputs(fn, chunks, workers, runner.on_error, runner.scheduler_address), True
     if backend == "fork":
         pool = _fork_pool(workers, runner.n_jobs)
-        return _after_warm_up(fork_pool.fork_outputs(pool, fn, chunks, runner.on_error), on_ready), pool is not None
+        return _started(fork_pool.fork_outputs(pool, fn, chunks, runner.on_error), on_ready), pool is not None
     stream = joblib_outputs(fn, chunks, workers, backend, runner.on_error)
-    return _after_warm_up(stream, on_ready), backend == "loky" and workers > 1
+    return _started(stream, on_ready), backend == "loky" and workers > 1

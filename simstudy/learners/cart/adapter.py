@@ -1,4 +1,4 @@
-"""The numba CART as a simstudy learner, and the warm-up that loads its kernels.
+"""The numba CART as a simstudy learner.
 
 The kernels' modules (and numba with them) are imported when a method first needs them, not
 with this module: the ``simstudy`` command's main process builds the learner and checks it, and
@@ -154,11 +154,3 @@ class CartState:
 
     ranked: RankedFeatures
     y: np.ndarray
-
-
-def warm_up() -> None:
-    """Run the kernels once on tiny data (a fresh process then has them loaded from numba's cache)."""
-    X = (np.arange(40, dtype=np.float32) % 3).reshape(20, 2)
-    y = np.arange(20) % 2
-    cv = _crossval.cross_validate_cart(X, y, np.arange(20) % 2, 2, [0, 1])
-    _bitsets.population_errors(cv.models, X, y)

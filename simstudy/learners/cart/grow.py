@@ -47,8 +47,6 @@ class _Rules(NamedTuple):
     draw_ties: bool  # True: "draw"; False: "shuffle"
 
 
-
-
 class _Nodes(NamedTuple):
     """A tree's node arrays; a leaf has feature = left = right = -1 and threshold 0."""
 

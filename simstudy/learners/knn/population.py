@@ -35,7 +35,7 @@ import numpy as np
 
 from simstudy.learners.knn import walks
 
-__all__ = ["KnnModel", "KnnState", "PopulationKNN", "neighbour_lists", "supported_knn_params", "warm_up"]
+__all__ = ["KnnModel", "KnnState", "PopulationKNN", "neighbour_lists", "supported_knn_params"]
 
 log = logging.getLogger("simstudy")
 
@@ -214,7 +214,6 @@ class PopulationKNN:
         state["_index"] = None          # workers memory-map the cached lists
         return state
 
-
     # ------------------------------------------------------------------ the index
     @property
     def lists(self) -> np.ndarray:
@@ -335,30 +334,6 @@ class PopulationKNN:
             walks.brute_force(which, queries, self.X, np.ascontiguousarray(self.X[urows].T), ucounts, uy, self.k,
                               self.n_classes, out)
         return out
-
-
-def warm_up() -> None:
-    """Run the kernels once on a tiny population (a fresh process then has them loaded from numba's
-    cache): lists written to a temporary cache, reverse lists, forward walk, brute force, local lists."""
-    import tempfile
-    from types import SimpleNamespace
-
-    rng = np.random.default_rng(0)
-    X = rng.integers(0, 4, (40, 2)).astype(np.float64)
-    y = np.arange(40) % 2
-    with tempfile.TemporaryDirectory(prefix="simstudy-knn-") as tmp:
-        knn = PopulationKNN(3, X, y, list_length=8)
-        knn.cache_path = Path(tmp) / "warm_up.npy"
-        d = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
-        _save(knn._path(f"lists_{_index_dtype(40).name}"), np.argsort(d, axis=1, kind="stable")[:, :8].astype(
-            _index_dtype(40)))
-        index = rng.integers(0, 40, 12)
-        state = knn.start(SimpleNamespace(X=X[index], y=y[index], index=index))   # a Sample without pandas
-        models = [knn.fit(state, np.arange(k, 12), rng) for k in range(3)]
-        knn.predict(state, models[0], np.arange(3))
-        knn.population_errors(models)
-        knn._predict_many(models, np.arange(40))
-        knn._index = None                 # the memory maps are closed with the directory
 
 
 def _union(models: list[KnnModel]) -> tuple[np.ndarray, np.ndarray]:

@@ -188,15 +188,3 @@ class SampleKNNRegressor:
             _brute_neighbours(which, Q, sample.X, model.counts, self.k, idx)
         # scikit-learn's KNeighborsRegressor.predict: np.mean(_y[neigh_ind], axis=1) with _y (n, 1)
         return np.mean(sample.y.reshape(-1, 1)[idx], axis=1).ravel()
-
-
-def warm_up() -> None:
-    """Load the kernels (tiny inputs) in a fresh worker."""
-    from types import SimpleNamespace
-
-    rng = np.random.default_rng(0)
-    learner = SampleKNNRegressor(2)
-    state = learner.start(SimpleNamespace(X=rng.random((6, 2)), y=rng.random(6)))
-    model = learner.fit(state, np.arange(5), rng)
-    learner.predict(state, model, np.arange(6))
-    learner.predict_features(model, rng.random((3, 2)))

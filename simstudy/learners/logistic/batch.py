@@ -12,7 +12,8 @@ import numpy as np
 from simstudy.learners.linear.batched import LinearRuleBatch
 from simstudy.learners.logistic.newton import CONVERGED, OPTIMUM_TOL, SINGLE_CLASS, STATUS_NAMES, _fit_batch
 
-__all__ = ["BatchedLogistic", "LogisticFit", "fit_logistic_batch", "supported_logistic_params", "warm_up"]
+__all__ = ["BatchedLogistic", "LogisticFit", "fit_logistic_batch", "supported_logistic_params"]
+
 
 @dataclass(frozen=True)
 class LogisticFit(LinearRuleBatch):
@@ -247,10 +248,3 @@ class BatchedLogistic:
         """Rules (R, K) fitted on each replicate's training folds (all but fold k)."""
         train = (labels[:, None, :] != np.arange(K)[None, :, None]).astype(np.float64)
         return self.fit_weighted(X, y, train)
-
-
-def warm_up() -> None:
-    """Run the kernel once on tiny data (a fresh process then has it loaded from numba's cache)."""
-    X = (np.arange(40, dtype=np.float64) % 3).reshape(1, 20, 2)
-    y = (np.arange(20) % 2).reshape(1, 20)
-    fit_logistic_batch(X, y, np.ones((1, 1, 20)))

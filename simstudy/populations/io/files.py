@@ -14,6 +14,7 @@ _LISTED = 5
 _CHUNK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
 
+
 def _check_path(path: Path) -> None:
     shown = f"population.path={str(path)!r}"
     if path.is_dir():

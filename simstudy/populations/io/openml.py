@@ -16,6 +16,7 @@ from simstudy.populations.io.table import (
 
 __all__ = ["load_covtype", "load_openml"]
 
+
 def _download_origin(where: str, n_rows: int, missing_note: str) -> _Origin:
     return _Origin(where, "row", np.arange(1, n_rows + 1), missing_note,
                    "Save a cleaned copy of the data as a file and set population.path to it.")

@@ -22,7 +22,6 @@ log = logging.getLogger("simstudy")
 MISSING_MARKERS = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
 
 
-
 @dataclass(frozen=True)
 class TabularData:
     """A loaded data set: numeric features, class labels and what identifies them.

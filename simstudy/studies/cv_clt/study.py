@@ -191,14 +191,6 @@ class CVCLTStudy(Study):
             out["learners"] = {k: v.describe() for k, v in self.learners.items()}
         return out
 
-    @staticmethod
-    def warm_up() -> None:
-        from simstudy.learners import cart
-        from simstudy.learners.knn import regression as knn_regression
-
-        cart.warm_up()
-        knn_regression.warm_up()
-
 
 def _stability_lines(stability: pd.DataFrame | None, alpha: float) -> list[str]:
     """The loss-stability table of summary.md (learners only)."""

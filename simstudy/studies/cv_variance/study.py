@@ -178,9 +178,3 @@ class CVVarianceStudy(Study):
         from simstudy.studies.cv_variance.figures import sweep_figures
 
         return sweep_figures(summary, tests, parameters)
-
-    @staticmethod
-    def warm_up() -> None:
-        from simstudy.learners.cart import warm_up
-
-        warm_up()

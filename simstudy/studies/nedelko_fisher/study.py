@@ -29,6 +29,7 @@ __all__ = ["NedelkoFisherStudy"]
 
 CALIBRATION = "rhat_calibration"
 
+
 class NedelkoFisherStudy(Study):
     """LOO vs K-fold vs empirical risk (and R_hat, .632, .632+) for Fisher's discriminant."""
 
@@ -133,9 +134,3 @@ class NedelkoFisherStudy(Study):
                             "tie_rule": str(c.tie_rule), "tie_rule_description": TIE_RULE_DESCRIPTIONS[str(c.tie_rule)],
                             "tie_rule_sensitivity": list(self._sensitivity())},
                 "rhat": rhat}
-
-    @staticmethod
-    def warm_up() -> None:
-        from simstudy.studies.nedelko_fisher.worker import warm_up
-
-        warm_up()

@@ -41,7 +41,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from simstudy.learners.linear.fisher import FisherDirections, LinearRules, fisher_directions, predict_rules
+from simstudy.learners.linear.fisher import FisherDirections, LinearRules, fisher_directions
 from simstudy.learners.linear.threshold import tie_uniforms
 from simstudy.populations.base import Population
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
@@ -267,15 +267,3 @@ class OptimismWorker:
         return pd.DataFrame({"sample_size": cond.sample_size, "bayes_error": cond.bayes_error,
                              "condition_key": cond.key, "replicate": np.arange(chunk.start, chunk.stop),
                              "empirical": est["empirical"], "true_risk": est["true_risk"]})
-
-
-def warm_up() -> None:
-    """Load the Fisher and exact-risk kernels in a fresh worker (see :mod:`simstudy.engine.backends.warmup`)."""
-    X = np.array([[0.0, 1.0], [1.0, 0.5], [2.0, 2.0], [0.5, -1.0]])
-    y = np.array([0, 1, 1, 0])
-    directions = fisher_directions(X[None], y[None], np.ones((1, 1, 4)))
-    rules = directions.rules("random", np.array([[0.5]]))
-    directions.minimisers()
-    predict_rules(rules, X[None])
-    directions.sample_predictions(rules)
-    linear_rule_risk(rules.w.reshape(-1, 2), rules.c.reshape(-1), alpha=1.0)

@@ -119,9 +119,3 @@ class RhoHatStudy(Study):
         return {"population": self.population.describe(),
                 "learner": self.learner.describe() if self.learner is not None else None,
                 "loss": self.loss.describe(), "procedures": PROCEDURES}
-
-    @staticmethod
-    def warm_up() -> None:
-        from simstudy.learners.cart import warm_up
-
-        warm_up()
