@@ -94,8 +94,8 @@ def _merge(runs: list[Path], name: str, parameters: list[str]) -> pd.DataFrame |
 
 
 def run_headline(run: Path) -> str:
-    """A run's headline: its ``headline.txt``, else recomputed from its records (runs written
-    before headline.txt existed), else a line saying why there is none."""
+    """A run's headline: its ``headline.txt``, else recomputed from its records (a run directory
+    without that file), else a line saying why there is none."""
     path = run / "headline.txt"
     if path.is_file():
         return path.read_text().rstrip()

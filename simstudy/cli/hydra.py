@@ -149,8 +149,8 @@ def mode_from_command_line(argv: list[str]):
     """Run Hydra without the composition it makes only to read ``hydra.mode``.
 
     Before a run Hydra composes the whole configuration once just to read ``hydra.mode`` (set
-    by a config file or an override), then again for the run: the first composition is a tenth
-    of a second of start-up spent on nothing. simstudy's own configs leave the mode unset (tested for every preset), so unless the command
+    by a config file or an override), then again for the run: the first composition is start-up
+    spent on nothing. simstudy's own configs leave the mode unset (tested for every preset), so unless the command
     line names the mode or other config files (:data:`MODE_ARGUMENTS`), the first composition
     is skipped and Hydra takes the mode from ``-m``/``--multirun``, as it does when the composed
     config leaves it unset.

@@ -97,8 +97,7 @@ def console_main() -> None:
 
     A finished run has written and closed every file; what is left is stopping the loky workers
     gracefully and tearing down the modules a run imports (scikit-learn, scipy, pandas,
-    matplotlib, numba): 1.2-1.4 s measured after the quick study's last line. The workers are
-    killed instead and the process ends with ``os._exit`` after flushing the logs and streams.
+    matplotlib, numba), which takes longer than many short runs. The workers are killed instead and the process ends with ``os._exit`` after flushing the logs and streams.
     Errors and Ctrl-C (SystemExit, KeyboardInterrupt) take the ordinary exit.
     """
     main()

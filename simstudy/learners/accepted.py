@@ -2,8 +2,8 @@
 
 Checking a learner config's estimator (its class and parameters) means building it with
 scikit-learn, and a bad field is refused before any worker starts, so the check sits on every
-run's critical path. Importing scikit-learn costs 1.2-2.4 s on the 2-core machine of
-``results/benchmarks`` (it imports ``scipy.stats``). The answer depends only on the class path,
+run's critical path, and importing scikit-learn (which imports ``scipy.stats``) is one of the
+slowest imports of a run. The answer depends only on the class path,
 the parameters given and the installed scikit-learn, so the first run that checks a spec stores
 the estimator's full ``get_params(deep=False)`` in a small JSON file named by a hash of those
 three; a later run with the same spec reads it back instead. The numba CART needs nothing but

@@ -211,7 +211,7 @@ def _check_choices(engine: Any, ties: Any, field_name: str) -> None:
         raise ConfigError(f"{field_name}.engine={engine!r} is invalid: choose auto, numba or sklearn.")
     if ties not in TIE_RULES:
         raise ConfigError(f"{field_name}.ties={ties!r} is invalid: choose draw (one random draw among tied features, "
-                          "the default) or shuffle (a random feature order at every node, the rule before).")
+                          "the default) or shuffle (a random feature order at every node, scikit-learn's scheme).")
 
 
 def build_learner(spec: Any, population: Any = None, loss: Any = None, field_name: str = "learner") -> Any:

@@ -28,8 +28,8 @@ class LearnerConfig:
     #: kernel; "sklearn": never.
     engine: str = "auto"
     #: The numba CART's tie rule between equally good features: "draw" (one uniform draw among
-    #: the tied features) or "shuffle" (a random feature order at every node, the rule of runs
-    #: made before it changed). The same tree distribution, other random streams.
+    #: the tied features) or "shuffle" (a random feature order at every node, scikit-learn's
+    #: scheme). The same tree distribution, other random streams.
     ties: str = "draw"
 
 

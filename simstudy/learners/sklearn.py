@@ -14,7 +14,7 @@ Conventions (documented in the README):
   caller also disables parameter validation per fit after it was done once at build time.
   For ``LinearRegression`` and ``Ridge`` (Cholesky), the fit is scikit-learn's own computation
   without the estimator around it (:mod:`simstudy.learners.linear.exact`: the same
-  coefficients bit for bit; 12-18 ms -> 3-4 ms per replicate of the Gaussian linear Table 2).
+  coefficients bit for bit, without the estimator's per-fit overhead).
 """
 from __future__ import annotations
 

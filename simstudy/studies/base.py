@@ -163,7 +163,7 @@ class Study:
     #: Modules the aggregation imports: the command loads them in the background while the workers
     #: compute (:mod:`simstudy.engine.backends.prewarm`). scipy.stats by default; a study whose aggregation
     #: needs only the t and normal distributions (:mod:`simstudy.inference.distributions`) names
-    #: scipy.special instead, about 0.5 s of CPU less. A module missing here is imported when used.
+    #: scipy.special instead, a much smaller import. A module missing here is imported when used.
     aggregation_imports: ClassVar[tuple[str, ...]] = ("scipy.stats",)
 
     def __init__(self, config: StudyConfig, population: Any = None, learner: Any = None, loss: Any = None):

@@ -1,13 +1,11 @@
 """Worker processes forked from the running process (``runner.backend=fork``; ``auto`` on Linux).
 
 joblib's loky backend starts every worker as a fresh interpreter: it imports NumPy, joblib,
-pandas, numba and the study again, then loads the compiled kernels, about a second of CPU per
-worker on the 2-core machines of ``results/benchmarks`` (the quick Letter study's workers were
-ready 2.2 s after they were started, while the main process waited from 0.7 s after that). A
-worker forked from the command's main process once the configuration is checked starts with
-everything that process has imported (pandas, Hydra, the study's modules) and only loads its
-kernels: ready about 1.0 s after the fork in the same study. The records are the same: every
-replicate's seed derives from its condition and index, whatever process computes it.
+pandas, numba and the study again, then loads the compiled kernels. A worker forked from the
+command's main process starts with everything that process has imported (pandas, Hydra, the
+study's modules, the data) and only loads its kernels, which shortens every run's start-up. The
+records are the same: every replicate's seed derives from its condition and index, whatever
+process computes it.
 
 Forking is safe only from a process with one thread: a lock another thread holds at the moment
 of the fork (the import lock, a logging handler's) stays held in the child for ever. So

@@ -1,18 +1,16 @@
 """Load the report's libraries while the workers compute, so that writing the report starts warm.
 
 A run's files end with its aggregation and figures: the aggregation's p-values and intervals
-need ``scipy.stats`` (about 0.6 s of CPU to import on the 2-core machines of
-``results/benchmarks``; a study whose aggregation needs only
+need ``scipy.stats`` (a study whose aggregation needs only
 :mod:`simstudy.inference.distributions` names scipy.special instead,
 :attr:`simstudy.studies.base.Study.aggregation_imports`), the figures matplotlib (its import and
-the Agg renderer: about 0.3 s), all paid after the last chunk, on the critical path. While the
-worker processes finish their warm-up and compute the chunks, the main process mostly waits for
-them, so :func:`start_prewarm` (called just before the chunks are dispatched) does that work in
+the Agg renderer), all slow imports paid after the last chunk, on the critical path. While the
+worker processes compute the chunks, the main process mostly waits for them, so :func:`start_prewarm` (called just before the chunks are dispatched) does that work in
 a background thread, after writing one Parquet file to memory (the first shard is written as
 soon as the first chunk ends). :func:`wait_for_prewarm` joins it: called before the main thread draws any
 figure, so that matplotlib is never used from two threads at once. Nothing here changes a
 figure or a number; a failure is logged at debug level and the report then loads the libraries
-itself, as before.
+itself.
 """
 from __future__ import annotations
 
@@ -57,9 +55,9 @@ def _prewarm(modules: tuple[str, ...]) -> None:
 
     No figure is drawn here: where the process may fork, the figures are drawn by forked
     children (:func:`simstudy.engine.backends.figures.start_saving_figures`), which load the fonts in
-    parallel. A warm-up figure here (0.06 s of this process's time, before the first chunk of a
-    tiny run) saved the children 0.015 s; a process that may not fork (a notebook) loads the fonts
-    with its first figure."""
+    parallel; a figure drawn here would take this process's time before the first chunk to save
+    the children little. A process that may not fork (a notebook) loads the fonts with its first
+    figure."""
     try:
         import importlib
         import io

@@ -79,8 +79,8 @@ class CartLearner:
         self.fast_path = True
 
     def describe(self) -> dict[str, Any]:
-        """What the run identity records; the former rule ("shuffle") is left unnamed, so that runs
-        made before the rule existed keep their identity (and can be resumed with it)."""
+        """What the run identity records; ``ties="shuffle"`` is not named in it, so that the run
+        identities written with that rule keep their hash (and those runs can be resumed)."""
         out = {"name": self.name, "estimator": "DecisionTreeClassifier", "engine": "simstudy numba CART",
                "params": dict(self.params)}
         if self.ties != "shuffle":

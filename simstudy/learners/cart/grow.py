@@ -225,8 +225,8 @@ def _grow_nodes(sample, samples, rules, seed, pool, full, absent, nodes, stack, 
     Compiled without numba's reference counting (``_nrt=False``, numba's flag for code that
     allocates nothing): every array here is owned by the caller, which outlives the call. With
     it, each array an inlined helper receives, each view (``ranks[f]``, ``pool[slot]``) and each
-    argument of a split scan was counted up and down with an atomic instruction: about a
-    quarter of the one-call CV's time on Letter at n = 2000 (measured under perf and gdb).
+    argument of a split scan would be counted up and down with an atomic instruction, a large
+    share of the growth loop's time.
     Allocating is therefore not possible here (numba refuses to compile it); the small-node sort
     uses :func:`_stable_argsort` on scratch arrays instead of ``np.argsort``.
 

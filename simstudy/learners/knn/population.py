@@ -49,9 +49,7 @@ LOCAL_WIDTH = 32
 #: their list), instead of walking every list forwards (k N / n entries per query)...
 REVERSE_HITS = 12
 #: ... when that depth is at least this many head widths; shallower, the forward walk stays in
-#: the contiguous head and wins. Measured on Letter (benchmarks/knn_truth_walks.py: N = 20,000,
-#: k = 5, 11 models; ms per replicate, forward -> reverse): n = 200: 27.9 -> 11.3, 400: 17.6 -> 10.7, 800: 14.5 -> 11.4,
-#: 1600: 12.9 -> 14.5 (forward kept), 3200: 7.0 -> 14.9 (forward kept).
+#: the contiguous head and wins (the cut between the two is measured by benchmarks/knn_truth_walks.py).
 REVERSE_MIN_HEADS = 3
 
 
@@ -235,7 +233,7 @@ class PopulationKNN:
         dtype = _index_dtype(N)
         lists = _load(self._path(f"lists_{dtype.name}"), (N, L), dtype)
         if lists is None:
-            wide = _load(self.cache_path, (N, L), np.dtype(np.int32))     # the int32 lists of earlier versions
+            wide = _load(self.cache_path, (N, L), np.dtype(np.int32))     # int32 lists cached for any N
             if wide is None:
                 log.info("k-NN: computing the %d nearest rows of each of %d population rows (once; cached in %s)",
                          L, N, self.cache_path.parent)
@@ -248,7 +246,7 @@ class PopulationKNN:
             walks.reverse_lists(np.asarray(lists), ptr, reverse)
             ptr = _save(self._path("reverse_ptr"), ptr)
             reverse = _save(self._path(f"reverse_bypos_{dtype.name}"), reverse)
-            self._path(f"reverse_{dtype.name}").unlink(missing_ok=True)   # earlier versions' order (by query)
+            self._path(f"reverse_{dtype.name}").unlink(missing_ok=True)   # reverse lists by query: not read
         head = np.ascontiguousarray(lists[:, :min(HEAD, L)])
         return {"lists": lists, "head": head, "reverse": reverse, "reverse_ptr": ptr}
 

@@ -16,7 +16,7 @@ training points along the lists:
   a depth D (the reverse lists, by position) with j's position, then read each query's hits in
   list order, walking on along the list from D where they are not enough. Cost: n D hits, with D
   about 12 N / n (a dozen hits per query) up to L; the right choice for all but large training
-  sets (n = 200-800 on Letter: 1.3-2.5 times faster than the forward walk).
+  sets (:data:`simstudy.learners.knn.population.REVERSE_MIN_HEADS`).
 - :func:`local_lists` and :func:`predict_local`: predictions at the sample's own rows (CV folds,
   splits of one sample): each distinct sample row's list restricted to the sample, built once per
   sample, then walked by every model fitted on that sample.

@@ -93,8 +93,7 @@ def _pointwise(y, z, s, m, S, gw, hw, e, lg, bits):
     rearranged to share e, equal to rounding, h underflowing to 0 at the same |z| (> ~745).
     exp and log1p are :mod:`simd_math`'s vectorised ones (within 1 ulp of the C library's), and
     the derivatives' loop is branch-free, so these passes run four rows per instruction; only
-    the compensated sum stays scalar (the whole 3.4x faster than the C library's functions row
-    by row). ``e``, ``lg`` (float64) and ``bits`` (int64) are row buffers.
+    the compensated sum stays scalar. ``e``, ``lg`` (float64) and ``bits`` (int64) are row buffers.
 
     The loss sum is compensated (Neumaier): the line search compares losses that differ by less
     than 16 eps near the optimum, which a plain running sum of n terms cannot resolve (NumPy's
@@ -178,8 +177,7 @@ def _hessian(XT, dim, hw, m, p, lam, H, G):
     """H = sum_i hw_i x~_i x~_i' + lam diag(1, .., 1, 0), where hw_i = s_i h_i / S.
 
     The lower triangle in tiles of 2 rows a by 4 columns b: eight independent sums per pass over
-    the rows, so that the FMA units, not one accumulator's latency, set the pace (1.6x faster
-    than one row a at a time on Letter's 17 columns). ``XT`` has ``dim`` rows of x~ and zero rows
+    the rows, so that the FMA units, not one accumulator's latency, set the pace. ``XT`` has ``dim`` rows of x~ and zero rows
     up to a multiple of 4 (:func:`_padded_rows`); ``G`` (padded x padded) receives the tiles,
     whose entries beyond the lower triangle or ``dim`` are not used."""
     for a0 in range(0, dim, 2):

@@ -99,7 +99,7 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
     summary : DataFrame
         Interval rows: ``coverage`` of R_n (Wilson ``coverage_low``/``coverage_high``) for every
         procedure, ``coverage_full`` of Err_XY, ``coverage_holdout`` of Err_holdout (the exact
-        error of the model trained without fold 1; NaN for records made before it was stored),
+        error of the model trained without fold 1; NaN for records without it),
         ``own_target`` (the error the procedure is an interval for: ``R_n``, ``Err_holdout``
         for ``holdout_clt``, ``Err_XY`` for ``nested_cv``), ``mean_width`` (and its Monte Carlo
         SE ``width_se``), ``median_width``, ``replicates``.
