@@ -116,8 +116,8 @@ def compare(rec: dict, alpha: float = 0.05) -> dict:
 
 def speed(population, n: int, replicates: int, repeats: int) -> dict:
     """CPU seconds per one-call 10-fold CV under each rule (same replicates, alternating, best of repeats)."""
-    from simstudy.learners.cart import RankedFeatures, cross_validate_cart
     from simstudy.cv.splits import KFold
+    from simstudy.learners.cart import RankedFeatures, cross_validate_cart
 
     rng = np.random.default_rng(n)
     reps = []

@@ -31,8 +31,8 @@ def main() -> None:
     parser.add_argument("--hits", type=int, nargs="+", default=[8, 12, 16, 24])
     args = parser.parse_args()
 
-    from simstudy.learners.dispatch import build_learner
     from simstudy.learners import knn as knn_module
+    from simstudy.learners.dispatch import build_learner
     from simstudy.learners.knn.population import walks
     from simstudy.populations import build_population
 

@@ -108,8 +108,8 @@ def main(argv=None) -> None:
 
     from threadpoolctl import threadpool_limits
 
-    from simstudy.learners.logistic.newton import OPTIMUM_TOL
     from simstudy.learners.logistic.batch import BatchedLogistic, fit_logistic_batch
+    from simstudy.learners.logistic.newton import OPTIMUM_TOL
     from simstudy.populations.io.table import binarize
     from simstudy.populations.io.text import load_table_file
 

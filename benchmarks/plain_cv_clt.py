@@ -41,8 +41,8 @@ def replicate(population, n: int, r: int, nested: bool, seed: int = 2020, K: int
 
     from sklearn.model_selection import PredefinedSplit, cross_validate
 
-    from simstudy.rng import condition_key, replicate_rng
     from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
+    from simstudy.rng import condition_key, replicate_rng
 
     key = condition_key({"study": "cv_clt-plain", "n": n})
     rng = replicate_rng(seed, key, r)

@@ -52,12 +52,11 @@ class Workload:
 
 # ----------------------------------------------------------------------------- Nedelko / Fisher
 def _fisher_workload(name, sizes, bayes_errors, replicates, plain_replicates=None, bootstrap=50):
-    from simstudy.learners.linear.fisher_reference import reference_estimates
-    from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
     from simstudy.engine.config import RunnerConfig
     from simstudy.engine.runner import run_chunks
-    from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, make_conditions
-    from simstudy.studies.nedelko_fisher.worker import draw as _draw
+    from simstudy.learners.linear.fisher_reference import reference_estimates
+    from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
+    from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, draw as _draw, make_conditions
 
     conditions = make_conditions(sizes, bayes_errors, purpose="benchmark")
     K, B = 5, bootstrap
@@ -96,13 +95,13 @@ def _table2_workload(name, sizes, replicates, warmup_replicates=None):
     from sklearn.model_selection import PredefinedSplit, cross_val_score
     from sklearn.tree import DecisionTreeClassifier
 
+    from simstudy.cv.losses import zero_one
+    from simstudy.cv.splits import KFold
+    from simstudy.engine.config import RunnerConfig
+    from simstudy.engine.runner import run_chunks
     from simstudy.learners.dispatch import build_learner
     from simstudy.populations import build_population
     from simstudy.rng import replicate_rng
-    from simstudy.engine.config import RunnerConfig
-    from simstudy.engine.runner import run_chunks
-    from simstudy.cv.splits import KFold
-    from simstudy.cv.losses import zero_one
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(LETTER),

@@ -33,11 +33,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simstudy.inference.nested import NESTED_CV_METHODS, nested_cv_interval
-from simstudy.engine.manifest import environment_info
-from simstudy.studies.metrics import rejection_rate
-from simstudy.cv.splits import KFold
 from simstudy.cv.loop import nested_cv_losses
+from simstudy.cv.splits import KFold
+from simstudy.engine.manifest import environment_info
+from simstudy.inference.nested import NESTED_CV_METHODS, nested_cv_interval
+from simstudy.studies.metrics import rejection_rate
 
 REPETITIONS = (1, 3, 10, 50)
 

@@ -117,8 +117,8 @@ def _manifest(run: Path) -> dict:
 
 
 def _collect_study(sweep_dir: Path, study_name: str, runs: list[Path], prefix: str) -> CollectResult:
-    from simstudy.studies.resolve import resolve_study
     from simstudy.engine.backends.figures import save_figures
+    from simstudy.studies.resolve import resolve_study
 
     parameters: list[str] = []
     for run in runs:

@@ -13,8 +13,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 from simstudy.errors import ConfigError
 from simstudy.learners import accepted
-from simstudy.learners.dispatch import build_learner, validate_learner_config
 from simstudy.learners.cart import CartLearner
+from simstudy.learners.dispatch import build_learner, validate_learner_config
 from simstudy.learners.sklearn import SklearnLearner
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -118,8 +118,8 @@ def test_bootstrap632_estimates_against_a_direct_computation():
     (its replicate draws: sample, full fit seed, LOO seeds, fold labels, K-fold seeds, bootstrap)."""
     import examples.bootstrap632  # noqa: F401  registers the study
     from examples.bootstrap632.study import boot632plus
-    from simstudy.learners.dispatch import build_learner
     from simstudy.cv.losses import zero_one
+    from simstudy.learners.dispatch import build_learner
     from simstudy.rng import replicate_rng
 
     from examples.custom_population import TwoGaussians

@@ -7,11 +7,10 @@ import pytest
 from scipy import stats
 from sklearn.tree import DecisionTreeClassifier
 
-from simstudy.learners.cart import CartLearner
-from simstudy.learners.sklearn import SklearnLearner
+from simstudy.learners.cart import CartLearner, fit_cart, predict_cart, supported_tree_params
 from simstudy.learners.dispatch import build_learner
+from simstudy.learners.sklearn import SklearnLearner
 from simstudy.populations import Sample
-from simstudy.learners.cart import fit_cart, predict_cart, supported_tree_params
 
 from conftest import LETTER_FILE
 
@@ -95,10 +94,10 @@ def test_statistically_indistinguishable_on_letter(n, R):
     """Letter has integer features and many tied candidates: trees may differ by tie-breaking.
     On the same training sets and folds (the learner is not part of the seed), per-replicate CV
     errors of the two engines must not differ systematically, and rho must agree."""
-    from simstudy.populations import build_population
+    from simstudy.cv.losses import zero_one
     from simstudy.engine.config import RunnerConfig
     from simstudy.engine.runner import run_chunks
-    from simstudy.cv.losses import zero_one
+    from simstudy.populations import build_population
     from simstudy.studies.cv_variance.aggregate import aggregate
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
@@ -274,9 +273,9 @@ def test_rows_descending_four_at_a_time_reach_the_leaf_of_a_row_by_row_descent()
 def test_study_records_do_not_depend_on_the_one_call_kernel():
     """The cv_variance worker gives identical records (losses, theta's, exact fold errors)
     whether the tree's one-call CV kernel or the generic fold loop of fit/predict is used."""
+    from simstudy.cv.losses import zero_one
     from simstudy.populations.finite import TabularPopulation
     from simstudy.studies.base import Chunk
-    from simstudy.cv.losses import zero_one
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     class FoldLoopOnly:  # the same learner without its cross_validate method

@@ -6,16 +6,16 @@ import pytest
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
+from simstudy.cv.loop import nested_cv_losses
+from simstudy.cv.losses import zero_one
+from simstudy.cv.splits import KFold
+from simstudy.engine.config import RunnerConfig
+from simstudy.engine.runner import run_chunks
 from simstudy.errors import ConfigError
 from simstudy.inference import nested_cv_interval
 from simstudy.learners.dispatch import build_learner
-from simstudy.cv.losses import zero_one
 from simstudy.populations import TabularPopulation
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.engine.config import RunnerConfig
-from simstudy.engine.runner import run_chunks
-from simstudy.cv.splits import KFold
-from simstudy.cv.loop import nested_cv_losses
 from simstudy.studies.cv_clt.aggregate import aggregate
 from simstudy.studies.cv_clt.study import CVCLTWorker, make_conditions
 

@@ -4,12 +4,12 @@ import pandas as pd
 import pytest
 from sklearn.tree import DecisionTreeClassifier
 
-from simstudy.learners.sklearn import SklearnLearner
 from simstudy.cv.losses import zero_one
-from simstudy.populations import LogisticPopulation, TabularPopulation
 from simstudy.engine.chunks import plan_chunks
 from simstudy.engine.config import RunnerConfig
 from simstudy.engine.runner import run_chunks
+from simstudy.learners.sklearn import SklearnLearner
+from simstudy.populations import LogisticPopulation, TabularPopulation
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 

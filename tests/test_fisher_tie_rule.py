@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from simstudy.learners.linear.threshold import TIE_RULES, erm_threshold, tie_uniforms
 from simstudy.learners.linear.fisher import fisher_fit, predict_rules
 from simstudy.learners.linear.fisher_reference import (
     reference_estimates, reference_fit, reference_minimisers, reference_threshold,
 )
+from simstudy.learners.linear.threshold import TIE_RULES, erm_threshold, tie_uniforms
 from simstudy.populations.synthetic import LogisticPopulation
 
 RULES = tuple(TIE_RULES)

@@ -13,8 +13,8 @@ import pytest
 
 from simstudy.engine.backends import fork_pool as forkpool
 from simstudy.engine.config import RunnerConfig, validate_runner
-from simstudy.errors import ConfigError, WorkerLost
 from simstudy.engine.runner import run_chunks
+from simstudy.errors import ConfigError, WorkerLost
 
 pytestmark = pytest.mark.skipif(not forkpool.fork_available(), reason="fork workers: Linux only")
 

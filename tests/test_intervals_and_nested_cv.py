@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from simstudy.cv.loop import nested_cv_losses
+from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
 from simstudy.inference import (
     cv_t_test, five_by_two_t_test, holdout_test, nested_cv_interval, resampled_t_test, z_test,
 )
-from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
-from simstudy.cv.loop import nested_cv_losses
 
 
 # ------------------------------------------------------------------ tier 1: hand values

@@ -7,13 +7,13 @@ import pytest
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.linear_model import RidgeClassifier
 
-from simstudy.learners.linear.batched import BatchedLDA, BatchedRidge
-from simstudy.learners.sklearn import SklearnLearner
-from simstudy.learners.dispatch import build_learner
-from simstudy.populations import LogisticPopulation
+from simstudy.cv.losses import zero_one
 from simstudy.engine.config import RunnerConfig
 from simstudy.engine.runner import run_chunks
-from simstudy.cv.losses import zero_one
+from simstudy.learners.dispatch import build_learner
+from simstudy.learners.linear.batched import BatchedLDA, BatchedRidge
+from simstudy.learners.sklearn import SklearnLearner
+from simstudy.populations import LogisticPopulation
 from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
 # (kernel, scikit-learn estimator, well defined on rank-deficient data)

@@ -7,10 +7,10 @@ import pytest
 from scipy import optimize
 from sklearn.linear_model import LogisticRegression
 
+from simstudy.learners.logistic.batch import BatchedLogistic, fit_logistic_batch, supported_logistic_params
 from simstudy.learners.logistic.newton import (
     CONVERGED, HESSIAN_UNDERFLOW, MAX_ITER, OPTIMUM_TOL, SINGLE_CLASS, SINGULAR_HESSIAN,
 )
-from simstudy.learners.logistic.batch import BatchedLogistic, fit_logistic_batch, supported_logistic_params
 from simstudy.populations.io.table import binarize
 from simstudy.populations.io.text import load_table_file
 

@@ -8,14 +8,14 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from simstudy.cv.loop import cross_validate, split_losses
-from simstudy.errors import ConfigError
-from simstudy.learners.logistic.learner import LogisticLearner
-from simstudy.learners.sklearn import SklearnLearner
-from simstudy.learners.dispatch import build_learner
-from simstudy.learners.logistic.newton import SINGULAR_HESSIAN
 from simstudy.cv.losses import log_loss, zero_one
-from simstudy.populations import Sample
 from simstudy.cv.splits import FiveByTwo, KFold
+from simstudy.errors import ConfigError
+from simstudy.learners.dispatch import build_learner
+from simstudy.learners.logistic.learner import LogisticLearner
+from simstudy.learners.logistic.newton import SINGULAR_HESSIAN
+from simstudy.learners.sklearn import SklearnLearner
+from simstudy.populations import Sample
 from simstudy.populations.truth import model_risks
 
 from conftest import LETTER_FILE

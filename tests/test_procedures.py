@@ -19,9 +19,8 @@ from simstudy.inference import repeated_kfold_t_test, wilson_bounds
 from simstudy.inference.procedures import (
     ESTIMANDS, KINDS, PROCEDURES, Bootstrap, FiveByTwo, HoldOut, IntervalOutcome, KFold, KFoldHalves, LeaveOneOut,
     NestedCV, PairedSubsampling, PosteriorOutcome, Procedure, RepeatedKFold, RepeatedSplits, SplitLosses, SplitPlan,
-    TestOutcome, no_information_error,
+    TestOutcome, catalog, no_information_error,
 )
-from simstudy.inference.procedures import catalog
 from simstudy.inference.procedures.bayesian import correlated_posterior
 from simstudy.inference.procedures.bootstrap import leave_one_out_bootstrap, location_shifted_interval, point632plus
 from simstudy.inference.procedures.conservative_z import conservative_z
@@ -545,8 +544,8 @@ def test_bayesian_correlated_t_calibration():
 def test_nested_cv_reads_the_plan_as_simstudy_schemes_lays_out_its_losses():
     """The adapter's (pair, outer) arrays give the interval of nested_cv_losses + nested_cv_interval
     run with the same fold labels and the same (deterministic) learner; unequal folds (n = 23, K = 4)."""
-    from simstudy.inference import nested_cv_interval
     from simstudy.cv.loop import nested_cv_losses
+    from simstudy.inference import nested_cv_interval
 
     design, n, bed = NestedCV(4, 1), 23, Testbed()
     plan = design.plan(n, np.random.default_rng(13))

@@ -16,9 +16,9 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from conftest import ROOT
 from simstudy import run_study
+from simstudy.cv.losses import absolute, squared, zero_one
 from simstudy.errors import ConfigError
 from simstudy.learners.sklearn import SklearnLearner
-from simstudy.cv.losses import absolute, squared, zero_one
 from simstudy.populations import TabularPopulation, build_population
 from simstudy.populations.noise import LabelNoisePopulation
 from simstudy.populations.regression import (Friedman1Population, GaussianLinearPopulation, friedman1_mean,

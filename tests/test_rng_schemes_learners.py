@@ -4,10 +4,10 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
+from simstudy.cv.splits import KFold
 from simstudy.learners.sklearn import ConstantClassifier, SklearnLearner
 from simstudy.populations import Sample
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.cv.splits import KFold
 
 
 def test_condition_key_is_stable_and_order_free():

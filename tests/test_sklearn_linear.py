@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from sklearn.linear_model import Lasso, LinearRegression, Ridge
 
-from simstudy.learners.sklearn import SklearnLearner
 from simstudy.learners.linear.exact import LinearFit, linear_fast_path
+from simstudy.learners.sklearn import SklearnLearner
 from simstudy.populations.base import Sample
 
 

@@ -5,13 +5,12 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
-from simstudy.cv.loop import split_losses
+from simstudy.cv.loop import nested_cv_losses, split_losses
+from simstudy.cv.losses import zero_one
+from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
 from simstudy.learners.cart import CartLearner
 from simstudy.learners.logistic.learner import LogisticLearner
-from simstudy.cv.losses import zero_one
 from simstudy.populations import Sample
-from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
-from simstudy.cv.loop import nested_cv_losses
 
 
 def _sample(kind: str, n: int, rng) -> Sample:

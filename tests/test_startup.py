@@ -8,10 +8,10 @@ import time
 import numpy as np
 import pytest
 
-from simstudy.lazy import LazyModule
-from simstudy.studies.base import Chunk
 from simstudy.engine.config import RunnerConfig
 from simstudy.engine.runner import run_chunks
+from simstudy.lazy import LazyModule
+from simstudy.studies.base import Chunk
 
 from conftest import LETTER_FILE, ROOT
 
@@ -31,9 +31,9 @@ def test_lazy_module_imports_on_first_attribute_access():
 def test_tree_worker_does_not_import_sklearn_scipy_stats_or_matplotlib(tmp_path):
     """A cv_variance worker with the numba tree unpickles and runs without scikit-learn,
     scipy.stats or matplotlib (each costs about a second of start-up per worker)."""
+    from simstudy.cv.losses import zero_one
     from simstudy.learners.dispatch import build_learner
     from simstudy.populations import build_population
-    from simstudy.cv.losses import zero_one
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(LETTER_FILE),

@@ -16,8 +16,7 @@ import pandas as pd
 import pytest
 from sklearn.utils import Bunch
 
-from simstudy.populations import DataUnavailableError, build_population, load_openml, load_table_file
-from simstudy.populations import finite
+from simstudy.populations import DataUnavailableError, build_population, finite, load_openml, load_table_file
 from simstudy.populations.io.fingerprint import data_fingerprint
 from simstudy.populations.io.openml import load_covtype
 from simstudy.populations.io.table import MISSING_MARKERS, binarize

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from simstudy.cv.loop import nested_cv_losses
+from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
 from simstudy.inference import (
     cv_clt_sigma, cv_clt_test, cv_t_test, fold_summary, nested_cv_interval, variance_estimates,
     variance_estimates_from_blocks, block_residuals,
 )
 from simstudy.inference.variance import unequal_fold_estimates
-from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
-from simstudy.cv.loop import nested_cv_losses
 from test_variance import _quadratic_matrix     # polarisation: the matrix of a quadratic form
 
 THETAS = ("theta1", "theta2", "theta3", "theta4", "theta5")

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 
 from simstudy.cv.loop import cross_validate, score
-from simstudy.rng import replicate_rng
 from simstudy.cv.splits import KFold
+from simstudy.populations.truth import model_risks, truth_available
+from simstudy.rng import replicate_rng
 from simstudy.studies.base import (Phase, Study, StudyConfig, StudyTables, extent, fail, replicate_records,
                                    size_conditions, validate_sizes)
-from simstudy.populations.truth import model_risks, truth_available
 
 
 @dataclass

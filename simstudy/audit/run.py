@@ -87,8 +87,8 @@ def _check_int(name: str, value: Any, low: int, fix: str) -> int:
 
 def _user_intervals(worker, pop, K: int, alpha: float, seed: int, rho_n: float) -> tuple[float, pd.DataFrame]:
     """The user's own K-fold CV (all rows) and every procedure's interval for its expected error."""
-    from simstudy.populations.base import Sample
     from simstudy.cv.splits import KFold
+    from simstudy.populations.base import Sample
     from simstudy.studies.rho_hat.aggregate import procedure_tests
 
     n = pop.size
@@ -176,9 +176,9 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
         raise ConfigError(f"alpha={alpha!r} is invalid: use a level in (0, 0.5), e.g. 0.05.")
     slack, confidence = check_rule(slack, confidence)
-    from simstudy.learners.dispatch import build_learner
     from simstudy.cv.losses import check_loss, resolve_loss
     from simstudy.engine.run import run_study
+    from simstudy.learners.dispatch import build_learner
     from simstudy.studies.base import check_learner_task
     from simstudy.studies.rho_hat.worker import RhoHatWorker
 

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy.engine.backends.prewarm import start_prewarm, wait_for_prewarm
+from simstudy.engine.chunks import ChunkOutput, RunReport
 from simstudy.engine.identity import resolved_config, run_identity
 from simstudy.engine.manifest import environment_info
 from simstudy.engine.plan import RunnerOptions, RunPlan, build
@@ -29,7 +30,6 @@ from simstudy.engine.records import timing_by_condition
 from simstudy.engine.result import StudyResult
 from simstudy.engine.rundir import RunDirectory, RunIdentity, write_config
 from simstudy.engine.runlog import attach_log, detach_log, note_cold_start
-from simstudy.engine.chunks import ChunkOutput, RunReport
 from simstudy.engine.runner import run_chunks
 from simstudy.engine.shards import ShardStore
 from simstudy.errors import ConfigError

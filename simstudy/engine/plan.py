@@ -96,8 +96,8 @@ def _check_loss_field(config: StudyConfig) -> None:
 
 def build(plan: RunPlan) -> Study:
     """Build the parts the study uses and run its checks; returns the study instance."""
-    from simstudy.learners.dispatch import build_learner
     from simstudy.cv.losses import resolve_loss
+    from simstudy.learners.dispatch import build_learner
     from simstudy.populations import build_population
 
     cls, config = plan.study, plan.config

@@ -106,8 +106,8 @@ class StudyResult:
         ``tests.csv``, the study's other tables, Markdown tables, ``figures/*.png``,
         ``headline.txt``, ``tables.tex`` (booktabs), ``report.html`` (self-contained) and
         ``manifest.json`` into ``directory``; returns the files written."""
-        from simstudy.engine.manifest import write_json
         from simstudy.engine.backends.figures import start_saving_figures
+        from simstudy.engine.manifest import write_json
         from simstudy.report.html import REPORT_FILE, run_report_html
         from simstudy.report.latex import write_latex_tables
 

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 import pandas as pd
 
+from simstudy.cv.loop import nested_cv_losses
+from simstudy.cv.splits import FiveByTwo
 from simstudy.inference import (
     binomial_test, cv_clt_test, cv_t_test, five_by_two_f_test, five_by_two_t_test, holdout_test, mcnemar_test,
     nested_cv_interval, repeated_kfold_t_test, resampled_t_test,
 )
 from simstudy.inference.results import TestResult
-from simstudy.cv.splits import FiveByTwo
-from simstudy.cv.loop import nested_cv_losses
 
 if TYPE_CHECKING:  # annotations only: CVLosses.infer calls infer, so result imports this module
     from simstudy.evaluate.result import CVLosses

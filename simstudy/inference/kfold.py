@@ -12,8 +12,7 @@ import numpy as np
 from simstudy.inference.distributions import t_ppf
 from simstudy.inference.folds import check_folds, fold_summary
 from simstudy.inference.pivot import ROUNDING, check_alternative, pivot_test
-from simstudy.inference.results import scalar
-from simstudy.inference.results import TestResult
+from simstudy.inference.results import TestResult, scalar
 
 __all__ = ["CVCLTSigma", "cv_clt_sigma", "cv_clt_test", "cv_t_test", "holdout_test", "rho_alpha", "zero_spread"]
 

@@ -109,8 +109,7 @@ import numpy as np
 
 from simstudy.inference.distributions import norm_ppf
 from simstudy.inference.pivot import check_bounds
-from simstudy.inference.results import check_level, clip_interval, make_interval
-from simstudy.inference.results import ConfidenceInterval
+from simstudy.inference.results import ConfidenceInterval, check_level, clip_interval, make_interval
 
 __all__ = ["NESTED_CV_METHODS", "NestedCVResult", "bias_factor", "nested_cv_interval"]
 

@@ -19,8 +19,9 @@ optimize = LazyModule("scipy.optimize")
 
 from simstudy.inference.distributions import norm_ppf
 from simstudy.inference.pivot import check_alternative, check_bounds, pivot_statistic, pvalue
-from simstudy.inference.results import check_level, make_interval, pivot_interval, quantile, scalar
-from simstudy.inference.results import ConfidenceInterval, TestResult
+from simstudy.inference.results import (
+    ConfidenceInterval, TestResult, check_level, make_interval, pivot_interval, quantile, scalar,
+)
 
 __all__ = ["BINOMIAL_METHODS", "BinomialTestResult", "TwoProportionTestResult", "binomial_test", "mcnemar_test",
            "two_proportion_z_test", "wilson_bounds"]

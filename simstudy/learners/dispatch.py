@@ -27,8 +27,8 @@ from typing import Any, Mapping, NamedTuple
 
 from simstudy.errors import ConfigError
 from simstudy.learners.base import capabilities, check_learner
-from simstudy.learners.sklearn import SklearnLearner
 from simstudy.learners.cart.params import TIE_RULES
+from simstudy.learners.sklearn import SklearnLearner
 
 __all__ = ["ENGINES", "build_learner", "estimator_from_spec", "fast_kernel", "validate_learner_config"]
 

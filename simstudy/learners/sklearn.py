@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simstudy.learners.linear.exact import linear_fast_path
 from simstudy.learners.base import SampleArrays
+from simstudy.learners.linear.exact import linear_fast_path
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: workers of other learners skip it
     from sklearn.base import BaseEstimator

@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simstudy.cv.splits import FiveByTwo as _Halvings, KFold as _Folds
 from simstudy.errors import ConfigError
-from simstudy.cv.splits import FiveByTwo as _Halvings
-from simstudy.cv.splits import KFold as _Folds
 
 __all__ = ["Bootstrap", "Design", "FiveByTwo", "HoldOut", "KFold", "KFoldHalves", "LeaveOneOut", "NestedCV",
            "PairedSubsampling", "RepeatedKFold", "RepeatedSplits", "SplitPlan", "test_size"]

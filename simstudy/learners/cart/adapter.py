@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simstudy.lazy import LazyModule
-from simstudy.learners.cart.params import TIE_RULES
 from simstudy.learners.base import Folds
-from simstudy.learners.cart.params import supported_tree_params, supported_tree_settings
+from simstudy.learners.cart.params import TIE_RULES, supported_tree_params, supported_tree_settings
 
 if TYPE_CHECKING:
     from simstudy.learners.cart.ranking import RankedFeatures

@@ -14,9 +14,9 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from simstudy.learners.cart.params import TIE_RULES
 from simstudy.learners.cart.criteria import (_ENTROPY, _GINI, _count_classes, _majority, _may_split, _split_proxy,
                                              _threshold)
+from simstudy.learners.cart.params import TIE_RULES
 from simstudy.learners.cart.pool import (_POOL_MAX_VALUES, _POOL_MIN_SAMPLES, _child_slots, _new_free_list, _new_pool,
                                          _release, _root_slot)
 from simstudy.learners.cart.ranking import RankedFeatures, rank_column

@@ -27,8 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from simstudy.learners.base import BatchFolds
-from simstudy.learners.base import SampleArrays
+from simstudy.learners.base import BatchFolds, SampleArrays
 
 __all__ = ["LinearRuleBatch", "BatchedLinearLearner", "BatchedRidge", "BatchedLDA", "batched_linear_learner",
            "fold_weights"]

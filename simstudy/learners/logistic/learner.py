@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from simstudy.learners.base import Folds
-from simstudy.learners.logistic.newton import CONVERGED, MAX_ITER, OPTIMUM_TOL, SINGLE_CLASS, STATUS_NAMES, _fit_batch
 from simstudy.learners.logistic.batch import supported_logistic_params
+from simstudy.learners.logistic.newton import CONVERGED, MAX_ITER, OPTIMUM_TOL, SINGLE_CLASS, STATUS_NAMES, _fit_batch
 
 __all__ = ["LogisticLearner", "LogisticModel", "LogisticState", "logistic_learner"]
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.errors import ConfigError
 from simstudy.cv.losses import check_loss, resolve_loss
+from simstudy.errors import ConfigError
 from simstudy.report import frame_to_markdown
 from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
                                    with_labels)

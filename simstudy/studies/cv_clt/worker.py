@@ -31,15 +31,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.cv.loop import cross_validate, split_losses
+from simstudy.cv.loop import cross_validate, nested_cv_losses, split_losses
+from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
 from simstudy.inference import cv_clt_sigma, nested_cv_interval
 from simstudy.learners.base import learners_context
-from simstudy.rng import condition_key, replicate_rng
-from simstudy.studies.base import Chunk
-from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
-from simstudy.cv.loop import nested_cv_losses
-from simstudy.studies.base import SizeCondition, map_replicates
 from simstudy.populations.truth import true_risks
+from simstudy.rng import condition_key, replicate_rng
+from simstudy.studies.base import Chunk, SizeCondition, map_replicates
 
 __all__ = ["CVCLTWorker", "comparison_label", "self_pair"]
 

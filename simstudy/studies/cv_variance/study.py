@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.errors import ConfigError
 from simstudy.cv.losses import check_loss, resolve_loss
+from simstudy.errors import ConfigError
 from simstudy.populations.base import ResidualPopulation
+from simstudy.populations.truth import missing_truth
 from simstudy.report.paper import table2_comparison, table2_frame, table2_markdown
 from simstudy.report.tables import frame_to_markdown, rate_with_interval, with_error
 from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
@@ -24,7 +25,6 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.config import CVVarianceConfig
 from simstudy.studies.cv_variance.worker import THETAS, CVVarianceWorker
-from simstudy.populations.truth import missing_truth
 
 __all__ = ["CVVarianceStudy", "CVVarianceConfig", "CVVarianceWorker", "aggregate", "make_conditions", "THETAS"]
 

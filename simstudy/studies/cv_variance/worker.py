@@ -23,14 +23,13 @@ import numpy as np
 import pandas as pd
 
 from simstudy.cv.loop import cross_validate, cross_validate_batch
+from simstudy.cv.splits import KFold
 from simstudy.inference import variance_estimates, variance_estimates_from_blocks
 from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation
-from simstudy.rng import replicate_rng
-from simstudy.studies.base import Chunk
-from simstudy.cv.splits import KFold
-from simstudy.studies.base import SizeCondition, map_replicates
 from simstudy.populations.truth import true_risks
+from simstudy.rng import replicate_rng
+from simstudy.studies.base import Chunk, SizeCondition, map_replicates
 
 __all__ = ["CVVarianceWorker", "THETAS"]
 

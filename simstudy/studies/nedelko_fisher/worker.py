@@ -41,13 +41,13 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from simstudy.cv.splits import KFold
 from simstudy.learners.linear.fisher import FisherDirections, LinearRules, fisher_directions
 from simstudy.learners.linear.threshold import tie_uniforms
 from simstudy.populations.base import Population
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.studies.base import Chunk
-from simstudy.cv.splits import KFold
 
 __all__ = ["FisherCondition", "FisherDraws", "FisherRiskWorker", "OptimismWorker", "SENSITIVITY_COLUMNS",
            "bootstrap_632", "make_conditions", "draw", "fit_weights", "rule_estimates"]

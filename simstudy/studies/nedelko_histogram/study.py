@@ -15,8 +15,7 @@ import pandas as pd
 
 from simstudy.report.tables import frame_to_markdown
 from simstudy.rng import condition_key
-from simstudy.studies.base import Chunk
-from simstudy.studies.base import Phase, Study, StudyTables
+from simstudy.studies.base import Chunk, Phase, Study, StudyTables
 from simstudy.studies.nedelko_histogram.config import NedelkoHistogramConfig
 
 __all__ = ["NedelkoHistogramStudy", "HistogramCondition", "HistogramWorker", "winner_counts", "by_bayes_error",

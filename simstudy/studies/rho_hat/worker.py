@@ -26,15 +26,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.cv.loop import cross_validate, split_losses
+from simstudy.cv.loop import cross_validate, nested_cv_losses, split_losses
+from simstudy.cv.splits import KFold
 from simstudy.inference import cv_clt_sigma, nested_cv_interval, subsample_cv
 from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation, Sample
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.studies.base import Chunk
-from simstudy.cv.splits import KFold
-from simstudy.cv.loop import nested_cv_losses
-from simstudy.studies.base import SizeCondition, replicate_records
+from simstudy.studies.base import Chunk, SizeCondition, replicate_records
 
 __all__ = ["RhoHatWorker", "fold_means_of"]
 
