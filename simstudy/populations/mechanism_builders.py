@@ -102,6 +102,10 @@ def openml_task(cfg: Mapping[str, Any]):
 def validate_mechanism_config(cfg: Mapping[str, Any]) -> None:
     """Field checks of the kinds of :data:`MECHANISM_KINDS` that need no data."""
     kind = cfg.get("kind")
+    required = {"packaged": "dataset", "openml_task": "task_id"}.get(kind)
+    if required and cfg.get(required) in (None, "???"):
+        what = "a data set name (e.g. population.dataset=fair)" if kind == "packaged" else "an OpenML task id"
+        raise ConfigError(f"population.{required} is missing: population={kind} needs {what}.")
     if kind == "packaged":
         from simstudy.populations.packaged import DATASETS
 
