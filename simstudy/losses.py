@@ -236,6 +236,7 @@ def check_learner_loss(learner: Any, loss: Loss | None, field_name: str = "learn
         callable(getattr(learner, "predict_proba", None))
     if not has_proba:
         what = type(template).__name__ if template is not None else type(learner).__name__
-        raise ConfigError(f"{field_name}={getattr(learner, 'name', what)!r} gives no class probabilities ({what} has no "
-                          f"predict_proba), which study.loss={loss.name!r} needs: use study.loss=zero_one, or a learner "
-                          "with probabilities (logistic_regression, lda, tree, knn, random_forest, gradient_boosting).")
+        raise ConfigError(f"{field_name}={getattr(learner, 'name', what)!r} gives no class probabilities ({what} has "
+                          f"no predict_proba), which study.loss={loss.name!r} needs: use study.loss=zero_one, or a "
+                          "learner with probabilities (logistic_regression, lda, tree, knn, random_forest, "
+                          "gradient_boosting).")

@@ -19,7 +19,8 @@ from simstudy.populations.configs import LabelNoiseFields
 __all__ = ["GaussianClassesPopulationConfig", "HastiePopulationConfig", "SparseLinearPopulationConfig",
            "StudentTLinearPopulationConfig", "HeteroscedasticLinearPopulationConfig", "PackagedPopulationConfig",
            "OpenMLTaskPopulationConfig", "GAUSSIAN_CLASSES", "IMBALANCED_CLASSES", "SPARSE_CLASSES", "HASTIE_10_2",
-           "SPARSE_LINEAR", "STUDENT_T_LINEAR", "HETEROSCEDASTIC_LINEAR", "OPENML_TASK", "PACKAGED", "BREAST_CANCER", "WINE", "DIGITS", "IRIS", "DIABETES", "FAIR", "ANES96",
+           "SPARSE_LINEAR", "STUDENT_T_LINEAR", "HETEROSCEDASTIC_LINEAR", "OPENML_TASK", "PACKAGED", "BREAST_CANCER",
+           "WINE", "DIGITS", "IRIS", "DIABETES", "FAIR", "ANES96",
            "MODECHOICE", "RANDHIE", "STAR98", "ENGEL", "GRUNFELD"]
 
 

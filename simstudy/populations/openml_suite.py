@@ -141,7 +141,8 @@ def build_openml_task_population(cfg: Mapping[str, Any]):
     task_id = cfg.get("task_id")
     if isinstance(task_id, bool) or not isinstance(task_id, int) or task_id < 1:
         raise ConfigError(f"population.task_id={task_id!r} is invalid: give an OpenML task id (a positive integer), "
-                          f"e.g. one of suite {SCHULZ_KUEMPEL_SUITE}'s (simstudy.populations.openml_suite.suite_tasks).")
+                          f"e.g. one of suite {SCHULZ_KUEMPEL_SUITE}'s "
+                          "(simstudy.populations.openml_suite.suite_tasks).")
     task = task_info(task_id, cfg.get("data_home"))
     name = cfg.get("name") if cfg.get("name") not in (None, "openml_task") else None
     return load_suite_task(task, cfg.get("data_home"), cfg.get("missing", "error"), cfg.get("replace", True), name)

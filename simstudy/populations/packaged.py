@@ -7,22 +7,22 @@ fitted model is its mean loss over all rows, exactly (:class:`simstudy.populatio
 The classification sets are made binary as stated in :data:`DATASETS` (class 1 listed first);
 features are the shipped numeric columns (statsmodels' ``modechoice``: the travel mode one-hot).
 
-============== ============ ====== ======== ========================================================
+============== ============ ====== ======== ==========================================================================
 name           package      rows   features target
-============== ============ ====== ======== ========================================================
+============== ============ ====== ======== ==========================================================================
 breast_cancer  scikit-learn 569    30       1 = malignant (212), 0 = benign
 wine           scikit-learn 178    13       1 = cultivar class_0 (59), 0 = class_1 or class_2
 digits         scikit-learn 1797   64       1 = digits 5-9 (896), 0 = digits 0-4
 iris           scikit-learn 150    4        1 = versicolor (50), 0 = setosa or virginica (not linearly separable)
 diabetes       scikit-learn 442    10       disease progression after one year (regression)
 fair           statsmodels  6366   8        1 = any extramarital affair (affairs > 0; 2053), 0 = none
-anes96         statsmodels  944    9        1 = expected vote Dole (393), 0 = Clinton (logpopul, a log of popul, left out)
+anes96         statsmodels  944    9        1 = expected vote Dole (393), 0 = Clinton (logpopul left out: a log of popul)
 modechoice     statsmodels  840    10       1 = the travel mode chosen (210), 0 = not (4 modes x 210 travellers)
 randhie        statsmodels  20190  9        mdvis, number of outpatient visits (regression)
 star98         statsmodels  303    20       share of students above the national median, NABOVE / (NABOVE + NBELOW)
 engel          statsmodels  235    1        food expenditure from income (regression)
 grunfeld       statsmodels  220    2        gross investment from firm value and capital stock (regression)
-============== ============ ====== ======== ========================================================
+============== ============ ====== ======== ==========================================================================
 
 statsmodels' ``spector`` (32 rows) and ``cpunish`` (17 rows) are too small to sample training
 sets of the benchmark's sizes from and are not registered.
