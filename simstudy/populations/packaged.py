@@ -16,7 +16,7 @@ digits         scikit-learn 1797   64       1 = digits 5-9 (896), 0 = digits 0-4
 iris           scikit-learn 150    4        1 = versicolor (50), 0 = setosa or virginica (not linearly separable)
 diabetes       scikit-learn 442    10       disease progression after one year (regression)
 fair           statsmodels  6366   8        1 = any extramarital affair (affairs > 0; 2053), 0 = none
-anes96         statsmodels  944    9        1 = expected vote Dole (393), 0 = Clinton (logpopul left out: a log of popul)
+anes96         statsmodels  944    9        1 = expected vote Dole (393), 0 = Clinton; logpopul dropped
 modechoice     statsmodels  840    10       1 = the travel mode chosen (210), 0 = not (4 modes x 210 travellers)
 randhie        statsmodels  20190  9        mdvis, number of outpatient visits (regression)
 star98         statsmodels  303    20       share of students above the national median, NABOVE / (NABOVE + NBELOW)
