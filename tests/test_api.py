@@ -108,9 +108,20 @@ def test_example_study_population_and_loss_from_the_command_line(tmp_path):
 
 def test_a_study_that_needs_the_truth_refuses_a_population_without_one():
     import examples.bootstrap632  # noqa: F401
+    from simstudy.populations.base import Population, Sample
 
-    with pytest.raises(ConfigError, match="population='logistic' is invalid.*evaluation set"):
-        simstudy.run_study("bootstrap632", population="logistic", learner="tree", sizes=[20], replicates=3)
+    class Truthless(Population):   # no evaluation set, no exact risks (every built-in population has one)
+        name = "truthless"
+
+        def sample(self, n, rng):
+            X = rng.standard_normal((n, 2))
+            return Sample(X=X, y=(X[:, 0] > 0).astype(np.int64))
+
+        def seed_params(self):
+            return {"kind": "truthless"}
+
+    with pytest.raises(ConfigError, match="population='truthless' is invalid.*evaluation set"):
+        simstudy.run_study("bootstrap632", population=Truthless(), learner="tree", sizes=[20], replicates=3)
 
 
 def test_bootstrap632_estimates_against_a_direct_computation():
