@@ -182,7 +182,7 @@ def test_brute_force_enumeration_of_increments():
     """A three-look design (30, 60, 90) evaluated path by path: every triple of increments, weighted by binomial
     probabilities (scipy), run through SequentialState.advance; the outcome probabilities and the expected
     stopping count equal the dynamic programme's."""
-    d = design(90, LIMIT, ERROR, (0.05, 0.07), futility=0.2, looks=(30, 60))
+    d = design(90, LIMIT, ERROR, (0.05, 0.07), futility=0.2, looks=(30, 60, 90))
     assert d.looks == (30, 60, 90)
     for p in (0.02, LIMIT, 0.12):
         pmf = stats.binom.pmf(np.arange(31), 30, p)
@@ -249,3 +249,86 @@ def test_sequential_saves_replicates():
     fixed_trust, fixed_liberal = fixed_rule_errors([1000], LIMIT)
     at_limit = operating_characteristics(d, LIMIT)
     assert at_limit.trusted < fixed_trust[0] and at_limit.liberal < fixed_liberal[0]
+
+
+# --- the rule in the audit -------------------------------------------------------------------------------------
+
+def _tests_table(counts: dict[str, int], replicates: int, powers: dict[str, float] | None = None) -> pd.DataFrame:
+    powers = powers or {}
+    return pd.DataFrame({"procedure": list(counts), "size_count": list(counts.values()),
+                         "replicates": replicates, "size": [c / replicates for c in counts.values()],
+                         "power": [powers.get(p, 0.5) for p in counts], "mean_width": 1.0})
+
+
+def test_observe_couple_and_still_needed():
+    """One look of the bookkeeping by hand: at 100 replicates (a_1 = 0, b_1 = 14) a procedure with 0 rejections is
+    trusted, one with 14 liberal; liberal in one setting closes it in the other; a procedure whose trust question
+    closed in one setting loses it in the other; only open procedures more powerful than the best trusted one hold
+    the run; nested CV goes through its own design (cap 200: 1 rejection of 100 is trusted there, not under the
+    main design's a_1 = 0)."""
+    from simstudy.audit.rounds import couple, observe, still_needed
+
+    designs = {"main": audit_design(1000, 0.05, 0.01, 0.95), "nested_cv": audit_design(200, 0.05, 0.01, 0.95)}
+    assert designs["main"].trust[0] == 0 and designs["main"].liberal[0] == 14
+    counts = {"safe": 0, "bad": 14, "middle": 5, "closed": 12, "nested_cv": 1, "oracle_rho": 3}
+    first = observe({}, _tests_table(counts, 100), 100, designs)
+    assert "oracle_rho" not in first
+    assert first["safe"].verdict == "trusted" and first["bad"].verdict == "liberal"
+    assert first["middle"].verdict == "open" and first["middle"].trust_open
+    assert first["closed"].verdict == "open" and not first["closed"].trust_open and first["closed"].liberal_open
+    assert first["nested_cv"].verdict == "trusted" and designs["nested_cv"].trust[0] == 1
+    second = observe({}, _tests_table({**counts, "bad": 3, "closed": 5, "middle": 3}, 100), 100, designs)
+    states = couple({"n/2": first, "n": second})
+    assert states["n"]["bad"].verdict == "undecided" and states["n"]["bad"].reason == "liberal at n/2"
+    assert not states["n"]["closed"].trust_open and states["n"]["closed"].liberal_open
+    power = pd.Series({"safe": 0.3, "middle": 0.5, "closed": 0.9, "nested_cv": 0.1, "bad": 0.8})
+    needed = still_needed(states, power)
+    assert needed == {"n/2": ["middle"], "n": ["middle"]}   # "closed" has no trust question left
+    assert still_needed(states, power.where(power.index != "middle", 0.2)) == {"n/2": [], "n": []}
+
+
+def test_recommend_with_sequential_verdicts():
+    """The recommendation reads the sequential verdicts: trusted in both settings, liberal in either."""
+    from simstudy.audit.recommend import recommend
+
+    d = audit_design(1000, 0.05, 0.01, 0.95)
+    trusted, liberal, open_ = (SequentialState().advance(d, c) for c in (0, 14, 5))
+    states = {"n": {"a": trusted, "b": trusted, "c": liberal}, "n/2": {"a": trusted, "b": open_.close("not needed"),
+                                                                    "c": trusted}}
+    table = _tests_table({"a": 0, "b": 0, "c": 14, "oracle_rho": 1}, 100, {"a": 0.2, "b": 0.6, "c": 0.9})
+    rec = recommend(table, table, 0.05, states=states)
+    assert rec.procedure == "a" and rec.trusted and rec.rule == "sequential"
+    verdict = rec.table.set_index("procedure")
+    assert verdict["verdict"].to_dict() == {"a": "trusted", "b": "undecided", "c": "liberal"}
+    assert verdict.loc["b", "how_half"] == "not needed" and verdict.loc["a", "stopped_n"] == 100
+    assert "sequential rule showed its size to be at most 6% in both settings, after 100 and 100" in rec.text
+
+
+def test_rounds_give_the_records_of_a_fixed_run(tmp_path):
+    """The rounds extend each setting's run directory look by look; the final records are those of an in-memory
+    run of the same length with the same seed (the engine's extension mechanism), and the verdicts follow."""
+    from simstudy import run_study
+    from simstudy.audit.data import user_population, without_replacement
+    from simstudy.audit.rounds import run_rounds
+    from simstudy.learners import build_learner
+    from conftest import make_letter_like
+
+    X, y = make_letter_like(200, seed=3)
+    pop = user_population(None, X, (y < "N").astype(int), "classification", "auto", None)
+    params = dict(learner=build_learner("tree", population=pop), K=5, splits=1, nested_cv_replicates=10,
+                  alpha=0.05, seed=4, loss="zero_one", n_jobs=2, progress=False)
+    designs = {"main": design(60, LIMIT, ERROR, (0.05, 0.07), looks=(30, 60)),
+               "nested_cv": audit_design(10, 0.05, 0.01, 0.95)}
+    settings = {"n/2": (without_replacement(pop), 100), "n": (pop, 200)}
+    run = run_rounds(settings, params, designs, tmp_path)
+    for name, (population, size) in settings.items():
+        result = run.results[name]
+        length = int(result.tests["replicates"].max())
+        assert length in (30, 60) and (tmp_path / f"setting_{list(settings).index(name)}" / "shards").is_dir()
+        fixed = run_study("rho_hat", population=population, sizes=[size], replicates=length,
+                          **{**params, "n_jobs": 1})
+        timing = [c for c in fixed.records.columns if "time" in c]
+        pd.testing.assert_frame_equal(result.records.drop(columns=timing).reset_index(drop=True),
+                                      fixed.records.drop(columns=timing).reset_index(drop=True))
+        assert set(run.states[name]) == set(fixed.tests["procedure"]) - {"oracle_rho"}
+        assert all(s.settled for s in run.states[name].values())

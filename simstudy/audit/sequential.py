@@ -72,7 +72,8 @@ def look_schedule(cap: int, looks: Sequence[int] = LOOKS) -> tuple[int, ...]:
     end), then the cap."""
     schedule = list(looks)
     while schedule[-1] < cap:
-        schedule.append(int(round(1.25 * schedule[-1], -2)))
+        grown = 1.25 * schedule[-1]
+        schedule.append(max(schedule[-1] + 1, int(round(grown, -2) if grown >= 500 else round(grown))))
     return tuple(n for n in schedule if n <= 0.9 * cap) + (int(cap),)
 
 
