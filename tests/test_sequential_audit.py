@@ -261,15 +261,18 @@ def _tests_table(counts: dict[str, int], replicates: int, powers: dict[str, floa
 
 
 def test_observe_couple_and_still_needed():
-    """One look of the bookkeeping by hand: at 100 replicates (a_1 = 0, b_1 = 14) a procedure with 0 rejections is
-    trusted, one with 14 liberal; liberal in one setting closes it in the other; a procedure whose trust question
+    """One look of the bookkeeping by hand: at 100 replicates (futility 10%: a_1 = 0, b_1 = 14, the trust question
+    closed from 7, the liberal one up to 4) a procedure with 0 rejections is trusted, one with 14 liberal; liberal in one setting closes it in the other; a procedure whose trust question
     closed in one setting loses it in the other; only open procedures more powerful than the best trusted one hold
     the run; nested CV goes through its own design (cap 200: 1 rejection of 100 is trusted there, not under the
     main design's a_1 = 0)."""
     from simstudy.audit.rounds import couple, observe, still_needed
 
-    designs = {"main": audit_design(1000, 0.05, 0.01, 0.95), "nested_cv": audit_design(200, 0.05, 0.01, 0.95)}
-    assert designs["main"].trust[0] == 0 and designs["main"].liberal[0] == 14
+    designs = {"main": audit_design(1000, 0.05, 0.01, 0.95, futility=0.1),
+               "nested_cv": audit_design(200, 0.05, 0.01, 0.95, futility=0.1)}
+    first_look = designs["main"].table().iloc[0]
+    assert tuple(first_look[["trusted_if_at_most", "liberal_if_at_least", "trust_closed_from",
+                             "liberal_closed_up_to"]]) == (0, 14, 7, 4)
     counts = {"safe": 0, "bad": 14, "middle": 5, "closed": 12, "nested_cv": 1, "oracle_rho": 3}
     first = observe({}, _tests_table(counts, 100), 100, designs)
     assert "oracle_rho" not in first
