@@ -116,7 +116,7 @@ def _fixed_rule_text(result) -> list[str]:
 
 
 def _sequential_rule_text(result) -> list[str]:
-    from simstudy.audit.sequential import operating_characteristics
+    from simstudy.audit.sequential import operating_characteristics, operating_table
 
     s, rec = result.settings, result.recommendation
     limit = s["alpha"] + rec.slack
@@ -128,7 +128,9 @@ def _sequential_rule_text(result) -> list[str]:
                      f"setting at a size of exactly {100 * limit:g}%: P(trusted) = {100 * at_limit.trusted:.3f}%, "
                      f"P(liberal) = {100 * at_limit.liberal:.3f}%.")
     main = result.designs["main"]
-    boundaries = main.table().rename(columns={"trust_closed_from": "trust question closed from",
+    boundaries = main.table().rename(columns={"trusted_if_at_most": "trusted if at most",
+                                              "liberal_if_at_least": "liberal if at least",
+                                              "trust_closed_from": "trust question closed from",
                                               "liberal_closed_up_to": "liberal question closed up to"})
     alternatives = ("a size of alpha for trust, alpha + 2 slack for liberal" if main.futility > 0
                     else "deterministic curtailment only (slack = 0)")
@@ -147,7 +149,10 @@ def _sequential_rule_text(result) -> list[str]:
         f"The guarantee, for every true size p and each setting: P(trusted) <= {100 * main.error:g}% when "
         f"p >= {100 * limit:g}% and P(liberal) <= {100 * main.error:g}% when p <= {100 * limit:g}%; the worst "
         "case is p = alpha + slack, where the exact values are:", "", *lines, "",
-        "Boundaries (rejections among the look's replicates):", "", frame_to_markdown(boundaries), ""]
+        "Boundaries (rejections among the look's replicates):", "", frame_to_markdown(boundaries), "",
+        "What the rule does in one setting at a few true sizes (exact; the expected replicates until a procedure's "
+        "verdict with both of its questions followed; the audit closes some earlier):", "",
+        frame_to_markdown(operating_table(main)), ""]
 
 
 def audit_markdown(result) -> str:

@@ -124,16 +124,26 @@ def still_needed(states: dict[str, dict[str, SequentialState]], power: pd.Series
             for setting, v in states.items()}
 
 
+class _RunChatter(logging.Filter):
+    """Drops each look's own lines about its run directory (a temporary folder), keeps everything else."""
+
+    PREFIXES = ("done in ", "%s: resuming", "%s: %d chunk(s) to compute")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno <= logging.INFO and str(record.msg).startswith(self.PREFIXES))
+
+
 @contextmanager
 def _quiet_runs() -> Iterator[None]:
-    """The rounds log one line per look instead of each run's own lines (which name a temporary folder)."""
-    logger = logging.getLogger("simstudy")
-    level = logger.level
-    logger.setLevel(max(level, logging.WARNING))
+    """The rounds log one line per look instead of each run's own lines."""
+    loggers, chatter = [logging.getLogger(name) for name in ("simstudy", "simstudy.runner")], _RunChatter()
+    for logger in loggers:   # a logger's filters see only its own records, not its children's
+        logger.addFilter(chatter)
     try:
         yield
     finally:
-        logger.setLevel(level)
+        for logger in loggers:
+            logger.removeFilter(chatter)
 
 
 def run_rounds(settings: dict[str, tuple[Any, int]], params: dict[str, Any], designs: dict[str, SequentialDesign],

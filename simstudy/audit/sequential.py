@@ -47,7 +47,7 @@ from simstudy.lazy import LazyModule
 special = LazyModule("scipy.special")
 
 __all__ = ["LOOKS", "SequentialDesign", "OperatingCharacteristics", "SequentialState", "audit_design", "design",
-           "fixed_rule_errors", "look_schedule", "operating_characteristics", "spending"]
+           "fixed_rule_errors", "look_schedule", "operating_characteristics", "operating_table", "spending"]
 
 #: Cumulative replicate counts at which the audit looks (the cap is always the last look).
 LOOKS = (100, 200, 300, 400, 500, 650, 800, 1000, 1250, 1600, 2000, 2500, 3200, 4000, 5000)
@@ -297,6 +297,20 @@ def operating_characteristics(d: SequentialDesign, p: float) -> OperatingCharact
     stop[-1] += leftover
     return OperatingCharacteristics(float(p), float(trusted), float(liberal), float(undecided),
                                     float(np.dot(stop, d.looks)), stop)
+
+
+def operating_table(d: SequentialDesign, sizes: Sequence[float] | None = None):
+    """Exact P(trusted), P(liberal) and expected replicates per setting at true sizes (by default L times
+    1/6, 1/3, ..., 5/3: 1-10% at L = 6%), as a DataFrame with sizes in %."""
+    import pandas as pd
+
+    if sizes is None:
+        sizes = [d.limit * f for f in (1 / 6, 1 / 3, 1 / 2, 2 / 3, 5 / 6, 1, 7 / 6, 4 / 3, 5 / 3)]
+    rows = [operating_characteristics(d, p) for p in sizes]
+    return pd.DataFrame({"true size (%)": [round(100 * o.p, 2) for o in rows],
+                         "P(trusted) (%)": [round(100 * o.trusted, 2) for o in rows],
+                         "P(liberal) (%)": [round(100 * o.liberal, 2) for o in rows],
+                         "expected replicates": [round(o.expected_count) for o in rows]})
 
 
 def _degenerate_pmf(m: int, p: float) -> np.ndarray:
