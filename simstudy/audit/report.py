@@ -36,11 +36,13 @@ def audit_figure(result):
     y = np.arange(len(procs))[::-1]
     for offset, (setting, marker) in zip((0.15, -0.15), (("n", "o"), ("n/2", "s"))):
         t = result.tests[setting].set_index("procedure").reindex(procs)
+        simulated = t["replicates"].notna().to_numpy()  # nested CV is not, with nested_cv_replicates=0
+        t = t[simulated]
         low, high = wilson_bounds(t["size_count"].to_numpy(), t["replicates"].to_numpy(),
                                   result.recommendation.confidence)
         err = np.vstack([t["size"] - low, high - t["size"]]) * 100
         n_sim = result.rho[setting][0]
-        left.errorbar(100 * t["size"], y + offset, xerr=np.clip(err, 0, None), fmt=marker, capsize=2,
+        left.errorbar(100 * t["size"], y[simulated] + offset, xerr=np.clip(err, 0, None), fmt=marker, capsize=2,
                       label=f"{setting} = {n_sim} ({'with' if setting == 'n' else 'without'} replacement)")
     rec = result.recommendation
     left.axvspan(100 * alpha - 1, 100 * alpha + 1, color="green", alpha=0.15, label="alpha +- 1 point")
