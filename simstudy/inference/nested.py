@@ -16,7 +16,7 @@ authors' R package ``stephenbates19/nestedcv``, ``R/core.R``, functions ``nested
 Notation: R repetitions (random fold assignments), K folds of m = n/K points. For
 repetition r and outer fold k, e_in(r, k) are the (K-1) m inner-CV losses (fold j != k
 predicted by the model trained without folds k and j) and e_out(r, k) the m losses of fold k
-predicted by the model trained without fold k. Both methods share Algorithm 1:
+predicted by the model trained without fold k. Both methods share Algorithm 1::
 
     a_{r,k}  = (mean e_in(r,k) - mean e_out(r,k))^2                  (Algorithm 1, a_list)
     b_{r,k}  = s^2(e_out(r,k)) / m      (s^2: variance with ddof=1)   (Algorithm 1, b_list)
@@ -27,7 +27,7 @@ and the interval Err_hat +- z_{1-alpha/2} SE with z the standard normal quantile
 in the bias correction and in the clipping of SE (``method``):
 
 ``"paper"`` (default; Section 4 of the paper as implemented in the independent readings
-cited below; our choice where the text is silent is marked)
+cited below; our choice where the text is silent is marked)::
 
     Err_CV   = mean of all R n outer losses (the repeated ordinary CV estimate)
     bias_hat = (1 + (K-2)/K) (Err_NCV - Err_CV)
@@ -36,7 +36,7 @@ cited below; our choice where the text is silent is marked)
     SE_naive = sd(all R n outer losses) / sqrt(n)        [pooled over repetitions: our choice]
     SE       = min(max(SE_raw, SE_naive), sqrt(K) SE_naive)
 
-``"package"`` (``nested_cv`` in ``R/core.R``, line by line)
+``"package"`` (``nested_cv`` in ``R/core.R``, line by line)::
 
     Err_CV   = mean of B = ceil(R/5) ordinary CV estimates (``bias_reps``)
     bias_hat = (1 + ((K-2)/K)^1.5) (Err_NCV - Err_CV)                   (``bias_est``)
