@@ -38,6 +38,7 @@ extensions = [
     "mathml",
     "repotext",
     "plaindocs",
+    "resultcsv",
 ]
 
 exclude_patterns = ["_build", "_generated", "**/*.rst.inc", "auto_examples/*.ipynb", "auto_examples/*.py",
