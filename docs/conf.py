@@ -52,7 +52,7 @@ autosummary_generate = True
 autosummary_imported_members = False
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"            # the numpydoc "Parameters" sections carry the types
-autodoc_default_options = {"members": True, "show-inheritance": False}
+autodoc_default_options = {"members": True}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_validation_checks: set[str] = set()
@@ -64,7 +64,7 @@ sphinx_gallery_conf = {
     "gallery_dirs": ["auto_examples"],
     "filename_pattern": r"\.py$",
     "ignore_pattern": r"__init__\.py",
-    "within_subsection_order": "FileNameSortKey",
+    "within_subsection_order": "gallery_order.ExampleOrder",
     "download_all_examples": False,
     "write_computation_times": False,
     "show_memory": False,

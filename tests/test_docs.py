@@ -32,7 +32,7 @@ BROWSER_PAGES = ("index.html", "auto_examples/plot_own_population.html", "config
                  "api/generated/simstudy.registry.html")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def built_docs(tmp_path_factory) -> Path:
     """The site built once: ``-E -W --keep-going``, the gallery executed."""
     pytest.importorskip("sphinx")

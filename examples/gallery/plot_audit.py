@@ -29,5 +29,12 @@ res.intervals
 res.tests["n"].head(12)
 
 # %%
-# The audit's result renders as a small report in a notebook (what you see below).
+# The audit's figure: left, each procedure's size in the two settings with its Wilson interval and
+# the rule's limit; right, your interval by every procedure, the recommended one thick.
+from simstudy.audit.report import audit_figure
+
+audit_figure(res)
+
+# %%
+# In a notebook the result renders as a small report (what you see below).
 res

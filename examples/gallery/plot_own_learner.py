@@ -58,8 +58,7 @@ fig, ax = plt.subplots(figsize=(6, 3.5))
 for name, res in results.items():
     s = res.summary
     ax.errorbar(s["n"], s["mu_hat_mean"], yerr=1.96 * s["mu_hat_se"], marker="o", capsize=3, label=name)
-ax.set_xscale("log")
-ax.set_xticks(s["n"], [str(n) for n in s["n"]])
+ax.set_xticks(s["n"])
 ax.set_xlabel("training-set size n")
 ax.set_ylabel("mean 10-fold CV error")
 ax.legend()

@@ -42,5 +42,8 @@ res = simstudy.run_study("cv_variance", population=TwoGaussians(shift=1.0), lear
 res.summary[["n", "mu_hat_mean", "true_error_mean", "rho", "rho_se"]]
 
 # %%
-# The learning curve: the CV estimate against the fold models' true error.
-res.figures()["learning_curve"]
+# The study's figures (``res.figures()`` draws them all): rho against n, the t-tests' type-I
+# error against n and against the assumed rho_hat, and the learning curve, where the CV estimate
+# is set against the fold models' true error.
+figures = res.figures()
+# sphinx_gallery_thumbnail_number = 4

@@ -96,5 +96,19 @@ res = simstudy.run_study(LooVsKFold, population=TwoGaussians(shift=1.0, evaluati
 print(res.headline())
 
 # %%
+# The bias of each estimate with its 95% Monte Carlo interval (±1.96 SE).
+import matplotlib.pyplot as plt
+
+fig, ax = plt.subplots(figsize=(6, 3.5))
+for offset, (estimate, rows) in zip((-0.6, 0.6), res.summary.groupby("estimate")):
+    ax.errorbar(rows["n"] + offset, rows["bias"], yerr=1.96 * rows["bias_se"], marker="o", capsize=3, label=estimate)
+ax.axhline(0, color="k", lw=0.8)
+ax.set_xticks(res.summary["n"].unique())
+ax.set_xlabel("training-set size n")
+ax.set_ylabel("mean estimate - true risk")
+ax.legend()
+fig.tight_layout()
+
+# %%
 # The records are one row per training set; the summary is the study's own table.
 res.records.head()

@@ -15,10 +15,8 @@ res = simstudy.run_study("cv_variance", population="gaussian_linear", learner="o
 res.summary[["n", "m", "mu_hat_mean", "true_error_mean", "cv_minus_true_z", "rho", "rho_se"]]
 
 # %%
-# The learning curve: CV estimate and true risk against n, with Monte Carlo bands and the
-# spread across training sets.
-res.figures()["learning_curve"]
-
-# %%
-# The CV t-test's type-I error against n, for the assumed correlations 0 and 0.7.
-res.figures()["type1_vs_n"]
+# The study's figures: rho and the CV t-test's type-I error against n (assumed correlations 0 and
+# 0.7), the type-I error against the assumed correlation, and the learning curve (CV estimate and
+# true risk against n, with Monte Carlo bands and the spread across training sets).
+figures = res.figures()
+# sphinx_gallery_thumbnail_number = 4

@@ -35,6 +35,8 @@ collected.summary[["population.rho", "n", "rho", "rho_se"]]
 # %%
 # The collected figure: the measured rho against n, one line per swept value.
 figure_file = sweep_dir / "collected_figures" / "rho_vs_n.png"
-fig, ax = plt.subplots(figsize=(7, 4))
-ax.imshow(mpimg.imread(figure_file))
+image = mpimg.imread(figure_file)
+fig = plt.figure(figsize=(8, 8 * image.shape[0] / image.shape[1]))
+ax = fig.add_axes([0, 0, 1, 1])
+ax.imshow(image)
 ax.axis("off")
