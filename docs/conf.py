@@ -38,6 +38,7 @@ extensions = [
     "mathml",
     "repotext",
     "plaindocs",
+    "reexports",
     "resultcsv",
 ]
 

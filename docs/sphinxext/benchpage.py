@@ -74,6 +74,8 @@ def _latest(records: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]
 
 def _workloads(records: list[dict[str, Any]]) -> list[str]:
     latest = _latest(records, "workload")
+    latest = dict(sorted(latest.items(), key=lambda item: (item[0] not in TARGETS, list(TARGETS).index(item[0])
+                                                           if item[0] in TARGETS else 0, item[0])))
     counts = {w: sum(r.get("workload") == w for r in records) for w in latest}
     rows = []
     for workload, r in latest.items():
