@@ -93,7 +93,10 @@ html_theme_options = {
     "show_prev_next": True,
     "footer_start": ["copyright"],
     "footer_end": [],
-    "secondary_sidebar_items": ["page-toc"],
+    # the reproductions' wide tables get the whole width; other pages keep the page's contents on the right
+    "secondary_sidebar_items": {pattern: ["page-toc"] for pattern in (
+        "index", "getting_started/*", "user_guide/*", "configuration", "statistics/*", "api/*", "api/generated/*",
+        "benchmarks", "changelog", "developer/*")} | {"reproductions/*": [], "auto_examples/*": []},
 }
 html_sidebars = {"index": [], "changelog": [], "benchmarks": [], "configuration": []}
 
