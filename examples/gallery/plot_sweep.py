@@ -25,7 +25,7 @@ command = [sys.executable, "-m", "simstudy.cli", "-m", "population=gaussian_fold
            "study.sizes=[20,40]", "study.replicates=300", "runner.n_jobs=1", "runner.progress=false",
            f"hydra.sweep.dir={sweep_dir}"]
 print(" ".join(command[1:]).replace("-m simstudy.cli", "simstudy"))
-subprocess.run(command, check=True, capture_output=True, text=True)
+finished = subprocess.run(command, check=True, capture_output=True, text=True)
 
 # %%
 # ``simstudy-collect multirun/rho`` does the same from the command line.
@@ -39,4 +39,4 @@ image = mpimg.imread(figure_file)
 fig = plt.figure(figsize=(8, 8 * image.shape[0] / image.shape[1]))
 ax = fig.add_axes([0, 0, 1, 1])
 ax.imshow(image)
-ax.axis("off")
+ax.set_axis_off()
