@@ -98,7 +98,7 @@ html_theme_options = {
         "index", "getting_started/*", "user_guide/*", "configuration", "statistics/*", "api/*", "api/generated/*",
         "benchmarks", "changelog", "developer/*")} | {"reproductions/*": [], "auto_examples/*": []},
 }
-html_sidebars = {"index": [], "changelog": [], "benchmarks": [], "configuration": []}
+html_sidebars = {"index": [], "changelog": [], "benchmarks": [], "configuration": [], "developer/index": []}
 
 
 def _write_if_changed(path: Path, text: str) -> None:
