@@ -77,6 +77,12 @@ class AuditResult:
         row = self.intervals.iloc[0]
         return float(row["low"]), float(row["high"])
 
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: the recommendation, the intervals, the calibration, the figure."""
+        from simstudy.report.notebook import audit_result_html
+
+        return audit_result_html(self)
+
     def markdown(self) -> str:
         from simstudy.audit.report import audit_markdown
 
