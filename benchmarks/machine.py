@@ -1,8 +1,7 @@
 """Which machine a benchmark record was measured on.
 
-The workplace's machines change hardware between sessions (AMD Zen 2/3 with AVX2 until
-2026-11-22, Zen 5 with AVX-512 since), and timings are only comparable on the same hardware,
-so every record in ``results/benchmarks/`` carries the host name, the CPU's model name and
+The machines the benchmarks run on change hardware from time to time (AMD Zen 2/3 with AVX2,
+later Zen 5 with AVX-512), and timings are only comparable on the same hardware, so every record in ``results/benchmarks/`` carries the host name, the CPU's model name and
 the target numba compiles its kernels for.
 """
 from __future__ import annotations

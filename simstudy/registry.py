@@ -167,6 +167,37 @@ POPULATIONS.register("gaussian_linear", f"{_P}.builders:gaussian_linear",
 POPULATIONS.register("friedman1", f"{_P}.builders:friedman1",
                      "regression: Friedman #1 (truth from a fixed sample, Monte Carlo error reported)",
                      f"{_P}.configs:FRIEDMAN1")
+# the benchmark's mechanisms: synthetic kinds with exact (or Monte Carlo) truth, packaged data sets, OpenML tasks
+for _name, _kind, _description in (
+        ("gaussian_classes", "gaussian_classes", "two Gaussian classes, 5 features (exact 0-1 risk of linear rules)"),
+        ("imbalanced_classes", "gaussian_classes", "two Gaussian classes with 10% positives (exact 0-1 risk of linear "
+                                                   "rules)"),
+        ("sparse_classes", "gaussian_classes", "two Gaussian classes, 100 features, 5 informative (exact 0-1 risk of "
+                                               "linear rules)"),
+        ("hastie_10_2", "hastie_10_2", "the sphere in 10 dimensions, Hastie et al. 10.2 (exact 0-1 risk of linear "
+                                       "rules)"),
+        ("sparse_linear", "sparse_linear", "regression: 100 features, 5 non-zero coefficients (exact risk of linear "
+                                           "models)"),
+        ("student_t_linear", "student_t_linear", "regression: Student t(3) noise (exact squared and absolute risk of "
+                                                 "linear models)"),
+        ("heteroscedastic_linear", "heteroscedastic_linear", "regression: noise sd sigma sqrt(1 + x_1^2) (exact "
+                                                             "squared and absolute risk of linear models)"),
+        ("packaged", "packaged", "a data set shipped in scikit-learn or statsmodels (population.dataset)"),
+        ("breast_cancer", "packaged", "scikit-learn's breast cancer (569 x 30), malignant vs benign"),
+        ("wine", "packaged", "scikit-learn's wine (178 x 13), class_0 vs the rest"),
+        ("digits", "packaged", "scikit-learn's digits (1,797 x 64), 5-9 vs 0-4"),
+        ("iris", "packaged", "scikit-learn's iris (150 x 4), versicolor vs the rest"),
+        ("diabetes", "packaged", "regression: scikit-learn's diabetes (442 x 10)"),
+        ("fair", "packaged", "statsmodels' fair (6,366 x 8), any affair vs none"),
+        ("anes96", "packaged", "statsmodels' anes96 (944 x 9), expected vote Dole vs Clinton"),
+        ("modechoice", "packaged", "statsmodels' modechoice (840 x 10), travel mode chosen or not"),
+        ("randhie", "packaged", "regression: statsmodels' randhie (20,190 x 9), outpatient visits"),
+        ("star98", "packaged", "regression: statsmodels' star98 (303 x 20), share above the national median"),
+        ("engel", "packaged", "regression: statsmodels' engel (235 x 1), food expenditure from income"),
+        ("grunfeld", "packaged", "regression: statsmodels' grunfeld (220 x 2), investment"),
+        ("openml_task", "openml_task", "one OpenML task (population.task_id), e.g. of suite 396")):
+    POPULATIONS.register(_name, f"{_P}.mechanism_builders:{_kind}", _description,
+                         f"{_P}.mechanism_configs:{_name.upper()}", kind=_kind)
 POPULATIONS.register("custom", f"{_P}.builders:custom",
                      "your own population class: population._target_=package.module.Class",
                      f"{_P}.configs:CUSTOM")
@@ -184,10 +215,14 @@ for _name, _description in (
         ("ridge_regressor", "regression: Ridge (alpha=1)"),
         ("tree_regressor", "regression: DecisionTreeRegressor"),
         ("knn_regressor", "regression: 5-nearest-neighbours regressor"),
+        ("gradient_boosting", "HistGradientBoostingClassifier, 50 rounds of 15-leaf trees"),
+        ("gradient_boosting_regressor", "regression: HistGradientBoostingRegressor, 50 rounds of 15-leaf trees"),
+        ("random_forest_regressor", "regression: RandomForestRegressor, 50 trees"),
         ("custom", "your own learner object: learner._target_=package.module.Class")):
     LEARNERS.register(_name, "simstudy.learners.dispatch:build_learner", _description, f"{_L}:{_name.upper()}")
 
 # ----------------------------------------------------------------------------- losses
 for _name, _description in (("zero_one", "misclassification (0-1) loss"), ("squared", "squared error"),
-                            ("absolute", "absolute error"), ("log_loss", "negative log-likelihood of the class")):
+                            ("absolute", "absolute error"), ("log_loss", "negative log-likelihood of the class"),
+                            ("brier", "half the multi-class Brier score (binary: (q_1 - y)^2)")):
     LOSSES.register(_name, f"simstudy.cv.losses:{_name}", _description)

@@ -1,4 +1,4 @@
-"""The Python API: README's examples run as written, the same errors as the CLI, the examples/
+"""The Python API: the same errors as the CLI, the examples/
 folder (a user's study, population and loss) through Python and the command line."""
 import re
 import shutil
@@ -13,33 +13,6 @@ import simstudy
 from simstudy.errors import ConfigError
 
 from conftest import LETTER_FILE, ROOT
-
-
-def readme_blocks(heading: str) -> list[str]:
-    """The fenced python blocks of one ``## heading`` section of the README."""
-    text = (ROOT / "README.md").read_text()
-    start = text.index(f"## {heading}\n")
-    end = text.find("\n## ", start + 1)
-    section = text[start:end if end > 0 else None]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
-
-
-@pytest.mark.skipif(not LETTER_FILE.exists(), reason="shared Letter data not present")
-def test_readme_python_api_examples_run_as_written(monkeypatch, tmp_path, capsys):
-    monkeypatch.chdir(ROOT)
-    monkeypatch.setenv("SIMSTUDY_CACHE", str(tmp_path / "cache"))
-    shutil.rmtree(ROOT / "runs" / "api_letter", ignore_errors=True)
-    blocks = readme_blocks("Python API")
-    assert len(blocks) >= 3
-    namespace: dict = {}
-    try:
-        for block in blocks:
-            exec(compile(block, "README.md", "exec"), namespace)
-    finally:
-        shutil.rmtree(ROOT / "runs" / "api_letter", ignore_errors=True)
-    out = capsys.readouterr().out
-    assert "study.sizes=[15] is invalid" in out and "bootstrap632" in out
-    assert namespace["res"].study.name == "bootstrap632"
 
 
 def _cli(*args):
@@ -108,9 +81,20 @@ def test_example_study_population_and_loss_from_the_command_line(tmp_path):
 
 def test_a_study_that_needs_the_truth_refuses_a_population_without_one():
     import examples.bootstrap632  # noqa: F401
+    from simstudy.populations.base import Population, Sample
 
-    with pytest.raises(ConfigError, match="population='logistic' is invalid.*evaluation set"):
-        simstudy.run_study("bootstrap632", population="logistic", learner="tree", sizes=[20], replicates=3)
+    class Truthless(Population):   # no evaluation set, no exact risks (every built-in population has one)
+        name = "truthless"
+
+        def sample(self, n, rng):
+            X = rng.standard_normal((n, 2))
+            return Sample(X=X, y=(X[:, 0] > 0).astype(np.int64))
+
+        def seed_params(self):
+            return {"kind": "truthless"}
+
+    with pytest.raises(ConfigError, match="population='truthless' is invalid.*evaluation set"):
+        simstudy.run_study("bootstrap632", population=Truthless(), learner="tree", sizes=[20], replicates=3)
 
 
 def test_bootstrap632_estimates_against_a_direct_computation():

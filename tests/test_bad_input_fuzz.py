@@ -19,7 +19,8 @@ from conftest import ROOT, make_letter_like
 from simstudy.registry import LEARNERS, POPULATIONS, STUDIES
 
 #: (overrides, what the message must name). {data}, {small}, {dir}, {empty}, {binary}, {file},
-#: {missing} and {foreign} are files prepared by the fixture.
+#: {missing} and {foreign} are files prepared by the fixture; so is the module truthless_population
+#: (a user's population without a truth), importable in every case.
 CASES = [
     # study=cv_variance (the default study)
     (["study.sizes=[]"], "study.sizes"),
@@ -36,7 +37,7 @@ CASES = [
     (["study.rho_hats=[1.2]"], "study.rho_hats"),
     (["study.loss=nope"], "study.loss"),
     (["study.loss=squared"], "study.loss"),
-    (["study.truth=true"], "study.truth"),
+    (["study.truth=true", "population=custom", "population._target_=truthless_population.Truthless"], "study.truth"),
     (["study.mu_true=bogus"], "study.mu_true"),
     (["study.truth=maybe"], "study.truth"),
     (["study.nope=1"], "study.nope"),
@@ -49,8 +50,8 @@ CASES = [
     (["study=cv_clt", "study.sizes=[5]"], "study.sizes"),
     (["study=cv_clt", "study.nested_cv_repetitions=0"], "study.nested_cv_repetitions"),
     (["study=cv_clt", "learner=knn"], "learner=knn"),
-    # study=cv_clt_regression (cv_clt with regressors): on a classification population
-    (["study=cv_clt_regression", "study.replicates=2"], "population='logistic' is invalid for study=cv_clt"),
+    # study=cv_clt_regression (cv_clt with regressors and the squared loss): on a classification population
+    (["study=cv_clt_regression", "study.replicates=2"], "study.loss='squared' is a regression loss"),
     # study=nedelko_fisher
     (["study=nedelko_fisher", "study.sample_size=[1]"], "study.sample_size"),
     (["study=nedelko_fisher", "study.bayes_error=[0.7]"], "study.bayes_error"),
@@ -94,6 +95,34 @@ CASES = [
      "population.sigma"),
     (["population=logistic", "population.label_noise=2"], "population.label_noise"),
     (["population=logistic", "population.noise_truth=nope"], "population.noise_truth"),
+    # the benchmark's mechanisms
+    (["population=gaussian_classes", "population.positive_rate=1.5"], "population.positive_rate"),
+    (["population=imbalanced_classes", "population.separation=0"], "population.separation"),
+    (["population=sparse_classes", "population.support=500"], "population.support"),
+    (["population=hastie_10_2", "population.p=1"], "population.p"),
+    (["population=sparse_linear", "population.support=0", "learner=ols", "study.loss=squared"], "population.support"),
+    (["population=student_t_linear", "population.df=2", "learner=ols", "study.loss=squared"], "population.df"),
+    (["population=student_t_linear", "population.dff=3"], "population.dff"),
+    (["population=heteroscedastic_linear", "population.gamma=-1", "learner=ols", "study.loss=absolute"],
+     "population.gamma"),
+    (["population=packaged"], "population.dataset"),
+    (["population=packaged", "population.dataset=nope"], "population.dataset"),
+    (["population=breast_cancer", "population.replace=maybe"], "population.replace"),
+    (["population=wine", "population.label_noise=2"], "population.label_noise"),
+    (["population=digits", "population.dataset=nope"], "population.dataset"),
+    (["population=iris", "study.loss=squared"], "study.loss"),
+    (["population=diabetes"], "study.loss"),
+    (["population=fair", "learner=ridge", "study.loss=brier"], "learner='ridge'"),
+    (["population=anes96", "population.noise_truth=nope"], "population.noise_truth"),
+    (["population=modechoice", "learner=ols"], "learner='ols'"),
+    (["population=randhie", "learner=tree_regressor", "study.loss=log_loss"], "study.loss"),
+    (["population=star98", "population.label_noise=0.1", "learner=ols", "study.loss=squared"],
+     "population.label_noise"),
+    (["population=engel", "population.replace=false", "study.sizes=[300]", "learner=ols", "study.loss=squared"],
+     "population.replace=false"),
+    (["population=grunfeld", "population.replace=maybe"], "population.replace"),
+    (["population=openml_task"], "population.task_id"),
+    (["population=openml_task", "population.task_id=0"], "population.task_id"),
     # learner presets
     (["+learner.estimator.foo=1"], "learner.estimator"),
     (["learner.engine=nope"], "learner.engine"),
@@ -109,6 +138,9 @@ CASES = [
     (["learner=ridge_regressor", "learner.estimator.alpha=-1"], "learner.estimator"),
     (["learner=tree_regressor", "study.loss=nope"], "study.loss"),
     (["learner=knn_regressor", "study.loss=squared"], "study.loss"),
+    (["learner=gradient_boosting", "learner.estimator.max_iter=0"], "learner.estimator"),
+    (["learner=gradient_boosting_regressor", "learner.estimator.learning_rate=-1"], "learner.estimator"),
+    (["learner=random_forest_regressor", "learner.estimator.n_estimators=0"], "learner.estimator"),
     (["learner=nope"], "learner"),
     # runner
     (["runner.n_jobs=0"], "runner.n_jobs"),
@@ -153,7 +185,32 @@ def files(tmp_path_factory):
     paths["file"].write_text("not a directory\n")
     paths["foreign"].mkdir()
     (paths["foreign"] / "notes.txt").write_text("mine\n")
-    return {k: str(v) for k, v in paths.items()}
+    modules = root / "modules"
+    modules.mkdir()
+    (modules / "truthless_population.py").write_text(TRUTHLESS)
+    return {**{k: str(v) for k, v in paths.items()}, "modules": str(modules)}
+
+
+TRUTHLESS = '''"""A population without a truth (no evaluation set, no exact risks)."""
+import numpy as np
+from simstudy.populations.base import Population, Sample
+
+
+class Truthless(Population):
+    name = "truthless"
+
+    def sample(self, n, rng):
+        X = rng.standard_normal((n, 2))
+        return Sample(X=X, y=(X[:, 0] > 0).astype(np.int64))
+
+    def seed_params(self):
+        return {"kind": "truthless"}
+'''
+
+
+def _env(files):
+    """The cases' environment: simstudy's checkout and the fixture's modules importable."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), files["modules"]])}
 
 
 def _command(overrides, files, run_dir):
@@ -223,7 +280,7 @@ def outcomes(files, tmp_path_factory):
         cases.append({"argv": argv, "cwd": str(cwd), "out": str(root / f"{i}.out"), "err": str(root / f"{i}.err")})
     (root / "cases.json").write_text(json.dumps(cases))
     proc = subprocess.run([sys.executable, "-c", DRIVER, str(root / "cases.json"), str(root / "status.json")],
-                          cwd=root, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          cwd=root, env=_env(files), capture_output=True, text=True,
                           timeout=1200)
     assert proc.returncode == 0, proc.stderr
     status = json.loads((root / "status.json").read_text())
@@ -237,7 +294,7 @@ def test_a_case_run_as_its_own_process_gives_the_same_outcome(outcomes, files, t
         cwd = tmp_path / f"cwd{i}"
         cwd.mkdir()
         proc = subprocess.run(_command(CASES[i][0], files, outcomes[i][2]), cwd=cwd, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+                              env=_env(files), timeout=300)
         assert (proc.returncode, proc.stdout, proc.stderr) == (outcomes[i][0].returncode, outcomes[i][0].stdout,
                                                                outcomes[i][0].stderr)
 

@@ -72,6 +72,7 @@ def test_help_lists_groups():
     assert proc.returncode == 0
     for group in ("population", "learner", "study", "runner", "experiment"):
         assert group in proc.stdout
+    assert "simstudy audit DATA" in proc.stdout and "simstudy audit --help" in proc.stdout
 
 
 def test_nedelko_fisher_small_run(tmp_path):

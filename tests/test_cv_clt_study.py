@@ -117,7 +117,7 @@ def test_config_errors_name_the_field(compose_config, letter_like_file):
     base = ["study=cv_clt", "population=letter", f"population.path={path}"]
     validate(compose_config(*base))
     cases = [
-        (["study=cv_clt"], "population"),                                   # logistic: no finite population
+        (["study=cv_clt", "population=gaussian_folds"], "population"),      # residuals: no truth of a model
         (base + ["study.sizes=[15]"], "study.sizes"),
         (base + ["study.comparisons=[[tree,svm]]"], "study.comparisons"),
         (base + ["study.K=2"], "study.K"),

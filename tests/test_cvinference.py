@@ -190,23 +190,3 @@ def test_end_to_end_calibration_with_independent_losses():
     half = stats.norm.ppf(0.975) * np.sqrt(rate * (1 - rate) / n)
     exact = stats.binom.pmf(k, n, p)[(rate - half <= p) & (p <= rate + half)].sum()     # 0.933
     assert stats.binomtest(int(covered), R, exact).pvalue > 1e-3
-
-
-def _python_blocks(title: str) -> list[str]:
-    text = README.read_text()
-    start = text.index(f"## {title}\n")
-    end = text.find("\n## ", start + 1)
-    return re.findall(r"```python\n(.*?)```", text[start:end], re.S)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("title", ["Using the inference functions on their own", "CV inference on your own model"])
-def test_readme_code_blocks_run(title):
-    from threadpoolctl import threadpool_limits
-
-    blocks = _python_blocks(title)
-    assert blocks
-    namespace = {}
-    with threadpool_limits(1):      # many small BLAS calls (lbfgs): threads only contend on a busy machine
-        for block in blocks:
-            exec(compile(block, f"README: {title}", "exec"), namespace)

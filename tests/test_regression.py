@@ -276,19 +276,6 @@ def test_label_noise_study_truth_matches_the_cv_estimate():
     del pop
 
 
-# ----------------------------------------------------------------------------- README
-def test_readme_regression_examples_run_as_written(monkeypatch, tmp_path):
-    from test_api import readme_blocks
-
-    monkeypatch.chdir(tmp_path)
-    blocks = readme_blocks("Regression, any loss, label noise, learning curves")
-    assert len(blocks) == 1
-    namespace: dict = {}
-    exec(compile(blocks[0], "README.md", "exec"), namespace)
-    s = namespace["res"].summary
-    assert list(s.n) == [40, 100] and (s.true_error_mean > 0).all() and s.failed.eq(0).all()
-
-
 def test_learning_curve_and_noise_curve_figures():
     from simstudy.studies.cv_variance.figures import cv_variance_figures, sweep_figures
 

@@ -251,7 +251,7 @@ def _terminal(args, interrupt_after_shards, run_dir, timeout=300):
     """Run simstudy on a pseudo-terminal, press Ctrl-C (SIGINT to the whole process group, as a
     terminal does) once some chunks are done; returns (exit status, what the terminal showed)."""
     pid, fd = pty.fork()
-    if pid == 0:  # the child: simstudy, in its own session with the pty as its terminal
+    if pid == 0:  # the child: simstudy, with the pty as its controlling terminal (pty.fork calls setsid)
         os.chdir(ROOT)
         # as at a terminal, Ctrl-C interrupts: a test run started in the background (cmd &) would
         # otherwise hand its ignored SIGINT down to simstudy

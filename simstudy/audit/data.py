@@ -1,6 +1,6 @@
 """The audit's inputs: the task (classification or regression), the loss, and the user's data as a population.
 
-The task follows the learner: a classifier (``tree``, ``knn``, ``lda``, ``logreg``, any
+The task follows the learner: a classifier (``tree``, ``knn``, ``lda``, ``logistic_regression``, any
 scikit-learn classifier) makes a classification audit with the 0-1 loss by default; a regressor
 (``ridge_regressor``, ``tree_regressor``, ``knn_regressor``, ``ols``, any scikit-learn
 regressor) a regression audit with the squared loss by default (``absolute`` also fits). A
@@ -25,7 +25,7 @@ __all__ = ["DEFAULT_LOSS", "resolve_task", "user_population", "without_replaceme
 
 #: The loss used when the user gives none.
 DEFAULT_LOSS = {"classification": "zero_one", "regression": "squared"}
-_LEARNERS = {"classification": "tree, knn, lda, logreg or a scikit-learn classifier",
+_LEARNERS = {"classification": "tree, knn, lda, logistic_regression or a scikit-learn classifier",
              "regression": "ridge_regressor, tree_regressor, knn_regressor, ols or a scikit-learn regressor"}
 
 

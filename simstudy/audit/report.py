@@ -19,7 +19,7 @@ from simstudy.report.figures import plt, save_figure, style_axes
 from simstudy.studies.rho_hat.aggregate import PROCEDURES
 from simstudy.studies.rho_hat.figures import STYLE
 
-__all__ = ["audit_figure", "audit_markdown", "write_report"]
+__all__ = ["audit_figure", "audit_markdown", "check_report_folder", "write_report"]
 
 
 def _pct(x: float) -> str:
@@ -36,11 +36,13 @@ def audit_figure(result):
     y = np.arange(len(procs))[::-1]
     for offset, (setting, marker) in zip((0.15, -0.15), (("n", "o"), ("n/2", "s"))):
         t = result.tests[setting].set_index("procedure").reindex(procs)
+        simulated = t["size"].notna().to_numpy()   # nested CV is not simulated with nested_cv_replicates=0
+        t = t[simulated]
         low, high = wilson_bounds(t["size_count"].to_numpy(), t["replicates"].to_numpy(),
                                   result.recommendation.confidence)
         err = np.vstack([t["size"] - low, high - t["size"]]) * 100
         n_sim = result.rho[setting][0]
-        left.errorbar(100 * t["size"], y + offset, xerr=np.clip(err, 0, None), fmt=marker, capsize=2,
+        left.errorbar(100 * t["size"], y[simulated] + offset, xerr=np.clip(err, 0, None), fmt=marker, capsize=2,
                       label=f"{setting} = {n_sim} ({'with' if setting == 'n' else 'without'} replacement)")
     rec = result.recommendation
     left.axvspan(100 * alpha - 1, 100 * alpha + 1, color="green", alpha=0.15, label="alpha +- 1 point")
@@ -49,7 +51,7 @@ def audit_figure(result):
                  label="rule: bar must end left of this line in both settings")
     verdict = rec.table.set_index("procedure")["verdict"]
     left.set_yticks(y)
-    left.set_yticklabels([f"{p} ({verdict.get(p, 'reference')})" for p in procs])
+    left.set_yticklabels([f"{p} ({verdict.get(p, _unjudged(result, p))})" for p in procs])
     left.set_xlabel("size (%): rejections of a true H0 in simulated data like yours")
     iv = result.intervals
     for yi, (_, row) in zip(y, iv.iterrows()):
@@ -66,11 +68,17 @@ def audit_figure(result):
     return fig
 
 
+def _unjudged(result, procedure: str) -> str:
+    """The label of a procedure without a verdict: the reference, or not simulated (nested CV switched off)."""
+    return "not simulated" if procedure not in set(result.tests["n"]["procedure"]) else "reference"
+
+
 def _calibration_table(result) -> pd.DataFrame:
     rows = []
-    verdict = result.recommendation.table.set_index("procedure")["verdict"]
+    table = result.recommendation.table.set_index("procedure")
+    verdict = table["verdict"]
     for proc in result.intervals["procedure"]:
-        row = {"procedure": proc, "verdict": verdict.get(proc, "reference")}
+        row = {"procedure": proc, "verdict": verdict.get(proc, _unjudged(result, proc))}
         for setting in ("n", "n/2"):
             t = result.tests[setting].set_index("procedure")
             if proc not in t.index:
@@ -80,8 +88,71 @@ def _calibration_table(result) -> pd.DataFrame:
             row[f"coverage at {setting} (%)"] = _pct(1 - r["size"])
             row[f"power at {setting} (%)"] = _pct(r["power"])
             row[f"replicates at {setting}"] = int(r["replicates"])
+            key = "n" if setting == "n" else "half"
+            if f"stopped_{key}" in table.columns and proc in table.index:
+                row[f"stopped at {setting}"] = f"{table.loc[proc, f'stopped_{key}']} ({table.loc[proc, f'how_{key}']})"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _fixed_rule_text(result) -> list[str]:
+    from simstudy.audit.sequential import fixed_rule_errors
+
+    s, rec = result.settings, result.recommendation
+    limit = s["alpha"] + rec.slack
+    counts = sorted({int(r) for t in result.tests.values() for r in t["replicates"]})
+    trust, liberal = fixed_rule_errors(counts, limit, rec.confidence)
+    exact = "; ".join(f"{c} replicates: {100 * t:.2f}% and {100 * l:.2f}%" for c, t, l in zip(counts, trust, liberal))
+    return [
+        f"Rule (fixed): a procedure is *trusted* when the upper end of the {100 * rec.confidence:g}% Wilson interval "
+        f"of its size is at most alpha + {100 * rec.slack:g} point(s) = {100 * limit:g}% in both settings "
+        "(the evidence supports its level), *liberal* when the lower end exceeds that in either, *undecided* "
+        "otherwise; the most powerful trusted one is recommended. Its exact errors per setting, for a procedure "
+        f"whose size is exactly {100 * limit:g}% (the worst case: P(trusted) falls and P(liberal) grows with the "
+        f"size), P(trusted) and P(liberal), by binomial computation: {exact} (the Wilson interval is approximate; "
+        "the sequential rule, `--rule sequential`, bounds both exactly). With R replicates a procedure exactly at "
+        "its level needs R in the thousands to be trusted, so at a few hundred the rule favours conservative "
+        "procedures; more replicates (`--replicates`) let it pick a more powerful one.", ""]
+
+
+def _sequential_rule_text(result) -> list[str]:
+    from simstudy.audit.sequential import operating_characteristics, operating_table
+
+    s, rec = result.settings, result.recommendation
+    limit = s["alpha"] + rec.slack
+    lines = []
+    for key, design in result.designs.items():
+        at_limit = operating_characteristics(design, limit)
+        what = "Every procedure" if key == "main" else "Nested CV (its first replicates only)"
+        lines.append(f"- {what}: looks at {', '.join(str(n) for n in design.looks)} replicates; exact errors per "
+                     f"setting at a size of exactly {100 * limit:g}%: P(trusted) = {100 * at_limit.trusted:.3f}%, "
+                     f"P(liberal) = {100 * at_limit.liberal:.3f}%.")
+    main = result.designs["main"]
+    boundaries = main.table().rename(columns={"trusted_if_at_most": "trusted if at most",
+                                              "liberal_if_at_least": "liberal if at least",
+                                              "trust_closed_from": "trust question closed from",
+                                              "liberal_closed_up_to": "liberal question closed up to"})
+    alternatives = ("a size of alpha for trust, alpha + 2 slack for liberal" if main.futility > 0
+                    else "deterministic curtailment only (slack = 0)")
+    ran = ", ".join(f"{k}: {int(t['replicates'].max())}" for k, t in result.tests.items())
+    return [
+        f"Rule (sequential): each setting ran in looks (replicates run: {ran}; cap {s['replicates']}). At each look "
+        "a procedure is *trusted* in a setting when its rejections are at most the look's trust boundary, "
+        "*liberal* when at least its liberal boundary (exact boundaries by error spending at a size of "
+        f"alpha + slack = {100 * limit:g}%, Hwang-Shih-DeCani shape {main.shape:g}); a question closes when a later "
+        f"answer has conditional probability below {100 * main.futility:g}% ({alternatives}) or is impossible. "
+        "Overall: trusted when trusted in both settings, liberal when liberal in either, else undecided. A setting "
+        "is extended only while a procedure that could still be recommended (not yet trusted, trust question "
+        "open, more powerful at n than every trusted one) is open there; the column *stopped at* gives the "
+        "replicates at which each procedure's verdict was reached and how (boundary; curtailed; cap; closed by "
+        "the other setting; not needed). "
+        f"The guarantee, for every true size p and each setting: P(trusted) <= {100 * main.error:g}% when "
+        f"p >= {100 * limit:g}% and P(liberal) <= {100 * main.error:g}% when p <= {100 * limit:g}%; the worst "
+        "case is p = alpha + slack, where the exact values are:", "", *lines, "",
+        "Boundaries (rejections among the look's replicates):", "", frame_to_markdown(boundaries), "",
+        "What the rule does in one setting at a few true sizes (exact; the expected replicates until a procedure's "
+        "verdict with both of its questions followed; the audit closes some earlier):", "",
+        frame_to_markdown(operating_table(main)), ""]
 
 
 def audit_markdown(result) -> str:
@@ -89,10 +160,14 @@ def audit_markdown(result) -> str:
     s, alpha = result.settings, result.settings["alpha"]
     low, high = result.interval
     rec = result.recommendation
-    mc = 100 * np.sqrt(alpha * (1 - alpha) / s["replicates"])
+    ran = {k: int(t["replicates"].max()) for k, t in result.tests.items()}
+    mc = 100 * np.sqrt(alpha * (1 - alpha) / min(ran.values()))
     iv = result.intervals.copy()
     iv[["low", "high", "width"]] = iv[["low", "high", "width"]].round(4)
     iv["rho_hat"] = iv["rho_hat"].round(3)
+    rule = _sequential_rule_text(result) if result.designs else _fixed_rule_text(result)
+    nested = (f"Nested CV ran on the first {s['nested_cv_replicates']} replicates only."
+              if s["nested_cv_replicates"] else "Nested CV was not simulated (nested_cv_replicates = 0).")
     lines = [
         f"# CV audit: {s['learner']} on {s['data']} ({result.n} rows, K = {result.K}, {s['loss']} loss)", "",
         f"**Your CV estimate: {result.estimate:.4f}; recommended {100 * (1 - alpha):g}% interval "
@@ -102,19 +177,13 @@ def audit_markdown(result) -> str:
         *(f"- {k} = {v[0]}: rho = {_pct(v[1])}% (se {_pct(v[2])})" for k, v in result.rho.items()), "",
         "## Your intervals, every procedure", "", frame_to_markdown(iv), "",
         "## How each procedure behaves in data like yours", "",
-        f"Your data were treated as the population: {s['replicates']} training sets of n rows drawn with "
-        f"replacement, and {s['replicates']} of n/2 rows drawn without; H0 is the expected CV error at that size. "
+        f"Your data were treated as the population: {ran['n']} training sets of n rows drawn with "
+        f"replacement, and {ran['n/2']} of n/2 rows drawn without; H0 is the expected CV error at that size. "
         f"Size = how often a true H0 is rejected at level {alpha:g} (Monte Carlo error about {mc:.1f} points; "
         "Wilson 95% intervals in brackets); coverage = 100 - size; power = rejections of "
-        "mu_true +- 2 sd(mu_hat). Nested CV ran on the first "
-        f"{s['nested_cv_replicates']} replicates only.", "",
+        f"mu_true +- 2 sd(mu_hat). {nested}", "",
         frame_to_markdown(_calibration_table(result)), "",
-        f"Rule: a procedure is *trusted* when the upper end of the {100 * rec.confidence:g}% Wilson interval of its "
-        f"size is at most alpha + {100 * rec.slack:g} point(s) = {100 * (alpha + rec.slack):g}% in both settings "
-        "(the evidence supports its level), *liberal* when the lower end exceeds that in either, *undecided* "
-        "otherwise; the most powerful trusted one is recommended. With R replicates a procedure exactly at its "
-        "level needs R in the thousands to be trusted, so at a few hundred the rule favours conservative "
-        "procedures; more replicates (`--replicates`) let it pick a more powerful one.", "",
+        *rule,
         "Procedures:", "", *(f"- `{k}`: {v}" for k, v in PROCEDURES.items() if k != "oracle_rho"), "",
         f"Settings: {', '.join(f'{k}={v}' for k, v in s.items())}; {result.seconds:.0f} s.", ""]
     return "\n".join(lines)
@@ -160,8 +229,34 @@ def _html(markdown_text: str, png: bytes) -> str:
            f"</head><body>{''.join(out)}</body></html>\n"
 
 
+#: The files an audit writes into its folder.
+REPORT_FILES = ("report.md", "report.html", "figures", "intervals.csv", "calibration.csv")
+
+
+def check_report_folder(folder: Path) -> None:
+    """The report folder is new, empty, or a previous audit's (its report.md begins "# CV audit"); anything
+    else is refused before any work, so that no user file is overwritten."""
+    from simstudy.errors import ConfigError
+
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"out={str(folder)!r} is a file, not a folder: choose a new folder for the audit's report.")
+    if not folder.is_dir() or not any(folder.iterdir()):
+        return
+    report = folder / "report.md"
+    try:
+        previous = report.is_file() and report.read_text(errors="replace").startswith("# CV audit")
+    except OSError:
+        previous = False
+    if not previous:
+        names = sorted(p.name for p in folder.iterdir())
+        raise ConfigError(f"out={str(folder)!r} holds files that are not an audit's ({', '.join(names[:5])}"
+                          f"{', ...' if len(names) > 5 else ''}); the audit writes only into a new or empty folder "
+                          "or a previous audit's. Choose another folder (-o / out=).")
+
+
 def write_report(result, folder: Path) -> list[Path]:
     """report.md, report.html (self-contained), figures/audit.png, intervals.csv, calibration.csv."""
+    check_report_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     text = audit_markdown(result)
     fig = audit_figure(result)

@@ -53,6 +53,9 @@ class AuditResult:
         Wall time.
     files : list of Path
         Report files written (when ``out`` was given).
+    designs : dict of SequentialDesign
+        The sequential rule's designs ("main", and "nested_cv" when nested CV ran); empty for the
+        fixed rule.
     """
 
     n: int
@@ -66,12 +69,19 @@ class AuditResult:
     settings: dict[str, Any]
     seconds: float = 0.0
     files: list[Path] = field(default_factory=list)
+    designs: dict[str, Any] = field(default_factory=dict)
 
     @property
     def interval(self) -> tuple[float, float]:
         """(low, high) of the recommended interval."""
         row = self.intervals.iloc[0]
         return float(row["low"]), float(row["high"])
+
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: the recommendation, the intervals, the calibration, the figure."""
+        from simstudy.report.notebook import audit_result_html
+
+        return audit_result_html(self)
 
     def markdown(self) -> str:
         from simstudy.audit.report import audit_markdown
@@ -108,10 +118,55 @@ def _user_intervals(worker, pop, K: int, alpha: float, seed: int, rho_n: float) 
     return float(row["mu_hat"]), pd.DataFrame(out)
 
 
+RULES = ("sequential", "fixed")
+
+
+def _check_options(K, replicates, splits, nested_cv_replicates, seed, alpha, slack, confidence, rule):
+    """Every scalar option checked before any data is read (ConfigError naming the field, value and fix)."""
+    K = _check_int("K", K, 3, "use at least 3 folds (nested CV needs 3), e.g. K=10.")
+    replicates = _check_int("replicates", replicates, 20,
+                            "use at least 20 simulated training sets per setting (1000 by default).")
+    splits = _check_int("splits", splits, 1, "the subsample estimators need at least 1 split into halves.")
+    nested_cv_replicates = _check_int("nested_cv_replicates", nested_cv_replicates, 0,
+                                      "use 0 (no nested CV) or more (200 by default).")
+    seed = _check_int("seed", seed, 0, "use a non-negative integer.")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
+        raise ConfigError(f"alpha={alpha!r} is invalid: use a level in (0, 0.5), e.g. 0.05.")
+    slack, confidence = check_rule(slack, confidence)
+    if rule not in RULES:
+        raise ConfigError(f"rule={rule!r} is invalid: use 'sequential' (stop each setting once every verdict is "
+                          "settled) or 'fixed' (run every replicate, Wilson bounds).")
+    return K, replicates, splits, nested_cv_replicates, seed, float(alpha), slack, confidence
+
+
+def _simulate(settings: dict[str, tuple[Any, int]], params: dict[str, Any], rule: str, replicates: int,
+              alpha: float, slack: float, confidence: float):
+    """The rho_hat study in both settings: (results by setting, sequential states or None, designs or None)."""
+    from simstudy.engine.run import run_study
+
+    if rule == "fixed":
+        results = {name: run_study("rho_hat", population=pop, sizes=[size], replicates=replicates,
+                                   chunk_size=max(5, replicates // 8), **params)   # chunks for every core
+                   for name, (pop, size) in settings.items()}
+        return results, None, None
+    import tempfile
+
+    from simstudy.audit.rounds import NESTED, run_rounds
+    from simstudy.audit.sequential import audit_design
+
+    designs = {"main": audit_design(replicates, alpha, slack, confidence)}
+    if params["nested_cv_replicates"]:
+        designs[NESTED] = audit_design(params["nested_cv_replicates"], alpha, slack, confidence)
+    cheapest_first = dict(sorted(settings.items(), key=lambda item: item[1][1]))   # (population, n): smaller n first
+    with tempfile.TemporaryDirectory(prefix="simstudy_audit_") as folder:
+        run = run_rounds(cheapest_first, params, designs, Path(folder))
+    return ({k: run.results[k] for k in settings}, {k: run.states[k] for k in settings}, designs)
+
+
 def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tree", loss: str | None = None,
           K: int = 10, replicates: int = 1000, splits: int = 5, nested_cv_replicates: int = 200,
-          alpha: float = 0.05, slack: float = 0.01, confidence: float = 0.95, seed: int = 0,
-          label_column: Any = "auto", positive: Any = None, n_jobs: int = -1, progress: bool = True,
+          alpha: float = 0.05, slack: float = 0.01, confidence: float = 0.95, rule: str = "sequential",
+          seed: int = 0, label_column: Any = "auto", positive: Any = None, n_jobs: int = -1, progress: bool = True,
           out: str | Path | None = None) -> AuditResult:
     """Audit K-fold CV of ``learner`` on the user's data: which interval can be trusted, and what is it?
 
@@ -123,7 +178,7 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
     X, y : arrays, optional
         Instead of ``data``: features (rows x columns) and class labels or real targets.
     learner : str, scikit-learn estimator or simstudy learner
-        A preset name (classifiers "tree", "knn", "lda", "logreg", ...; regressors
+        A preset name (classifiers "tree", "knn", "lda", "logistic_regression", ...; regressors
         "ridge_regressor", "tree_regressor", "knn_regressor", "ols") or an estimator. A regressor
         makes a regression audit (:mod:`simstudy.audit.data`).
     loss : str, optional
@@ -132,31 +187,35 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
     K : int
         Folds (>= 3; nested CV needs 3).
     replicates : int
-        Simulated training sets per setting (>= 20): the size's Monte Carlo error is
-        sqrt(alpha (1 - alpha) / replicates), 0.7 points at the default 1,000 (the
-        recommendation rule needs evidence, see :mod:`simstudy.audit.recommend`; 1,000 fit the
-        5-minute budget for 5,000 rows with a tree on 2 cores).
+        Simulated training sets per setting (>= 20): with the sequential rule the cap, with the
+        fixed rule the count. The size's Monte Carlo error at R replicates is
+        sqrt(alpha (1 - alpha) / R), 0.7 points at 1,000.
     splits : int
         B splits into disjoint halves of the subsample estimators (>= 1; 2B CVs of n/2 points).
     nested_cv_replicates : int
-        Replicates per setting that also run nested CV (0: none; 200 by default: with fewer than 61
-        the rule cannot trust nested CV at all, since even 0 rejections leave a Wilson upper bound
-        above 6%).
+        Replicates per setting that also run nested CV (0: none; 200 by default: with fewer than 60
+        (sequential rule) or 61 (fixed rule) nested CV cannot be trusted at all, even with 0
+        rejections).
     alpha : float
         1 - confidence level of the intervals, in (0, 0.5).
     slack, confidence : float
-        The recommendation rule (:mod:`simstudy.audit.recommend`): a procedure is trusted when the
-        upper end of the ``confidence`` Wilson interval of its simulated size is at most
-        alpha + ``slack`` in both settings (defaults 0.01 and 0.95).
+        The recommendation rule (:mod:`simstudy.audit.recommend`): a procedure is trusted when its
+        simulated size is shown to be at most alpha + ``slack`` in both settings, with each error
+        of the rule bounded by (1 - ``confidence``) / 2 (defaults 0.01 and 0.95).
+    rule : {"sequential", "fixed"}
+        "sequential" (default; :mod:`simstudy.audit.sequential`): each setting runs in looks
+        (100, 200, 300, ... replicates up to ``replicates``) and stops once every procedure's
+        verdict is settled, errors bounded exactly. "fixed": every replicate, then the Wilson bounds.
     seed : int
     label_column, positive :
         As ``population.label_column`` / ``population.positive`` of a tabular population.
     n_jobs : int
         Worker processes for the simulations (-1: all cores).
     progress : bool
-        A progress bar per setting.
+        A progress bar per setting (per look with the sequential rule).
     out : path, optional
-        Folder for report.md, report.html, audit figure and CSV tables.
+        Folder for report.md, report.html, audit figure and CSV tables (new, empty or a previous
+        audit's folder).
 
     Returns
     -------
@@ -168,16 +227,13 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
         Bad input, before any simulation: the field, the value and the fix.
     """
     start = time.perf_counter()
-    K = _check_int("K", K, 3, "use at least 3 folds (nested CV needs 3), e.g. K=10.")
-    replicates = _check_int("replicates", replicates, 20, "use at least 20 simulated training sets (200 by default).")
-    splits = _check_int("splits", splits, 1, "the subsample estimators need at least 1 split into halves.")
-    nested_cv_replicates = _check_int("nested_cv_replicates", nested_cv_replicates, 0, "use 0 or more.")
-    seed = _check_int("seed", seed, 0, "use a non-negative integer.")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
-        raise ConfigError(f"alpha={alpha!r} is invalid: use a level in (0, 0.5), e.g. 0.05.")
-    slack, confidence = check_rule(slack, confidence)
+    K, replicates, splits, nested_cv_replicates, seed, alpha, slack, confidence = _check_options(
+        K, replicates, splits, nested_cv_replicates, seed, alpha, slack, confidence, rule)
+    if out is not None:
+        from simstudy.audit.report import check_report_folder
+
+        check_report_folder(Path(out))
     from simstudy.cv.losses import check_loss, resolve_loss
-    from simstudy.engine.run import run_study
     from simstudy.learners.dispatch import build_learner
     from simstudy.studies.base import check_learner_task
     from simstudy.studies.rho_hat.worker import RhoHatWorker
@@ -193,25 +249,25 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
     check_loss(loss_obj, pop.y, task, "loss")
     learner_obj = build_learner(learner, population=pop, loss=loss_obj)
     check_learner_task(learner_obj, pop)
-    common = dict(learner=learner_obj, K=K, replicates=replicates, splits=splits,
-                  nested_cv_replicates=min(nested_cv_replicates, replicates), alpha=alpha, seed=seed, loss=loss,
-                  n_jobs=n_jobs, progress=progress, chunk_size=max(5, replicates // 8))  # chunks for every core
-    results = {"n": run_study("rho_hat", population=pop, sizes=[n_sim], **common),
-               "n/2": run_study("rho_hat", population=without_replacement(pop), sizes=[n_half], **common)}
+    nested_cv_replicates = min(nested_cv_replicates, replicates)
+    params = dict(learner=learner_obj, K=K, splits=splits, nested_cv_replicates=nested_cv_replicates, alpha=alpha,
+                  seed=seed, loss=loss, n_jobs=n_jobs, progress=progress)
+    settings_run = {"n": (pop, n_sim), "n/2": (without_replacement(pop), n_half)}
+    results, states, designs = _simulate(settings_run, params, rule, replicates, alpha, slack, confidence)
     tests = {k: r.tests for k, r in results.items()}
     summaries = {k: r.summary for k, r in results.items()}
     rho = {k: (int(s["n"].iloc[0]), float(s["rho"].iloc[0]), float(s["rho_se"].iloc[0])) for k, s in summaries.items()}
-    rec = recommend(tests["n"], tests["n/2"], alpha, slack, confidence)
+    rec = recommend(tests["n"], tests["n/2"], alpha, slack, confidence, states)
     worker = RhoHatWorker(pop, learner_obj, loss_obj, [], seed, splits, 0, 1)
     estimate, intervals = _user_intervals(worker, pop, K, alpha, seed, rho["n"][1])
     order = [rec.procedure] + [p for p in intervals["procedure"] if p != rec.procedure]
     intervals = intervals.set_index("procedure").loc[order].reset_index()
     settings = {"data": str(data) if data is not None else "arrays", "rows": n, "task": task,
-                "learner": learner_obj.name,
-                "loss": loss, "K": K, "alpha": alpha, "slack": slack, "confidence": confidence, "replicates": replicates, "splits": splits,
-                "nested_cv_replicates": common["nested_cv_replicates"], "seed": seed}
+                "learner": learner_obj.name, "loss": loss, "K": K, "alpha": alpha, "slack": slack,
+                "confidence": confidence, "rule": rule, "replicates": replicates, "splits": splits,
+                "nested_cv_replicates": nested_cv_replicates, "seed": seed}
     result = AuditResult(n, K, estimate, rec, intervals, rho, tests, summaries, settings,
-                         time.perf_counter() - start)
+                         time.perf_counter() - start, designs=designs or {})
     if out is not None:
         from simstudy.audit.report import write_report
 

@@ -64,15 +64,18 @@ def parser() -> argparse.ArgumentParser:
                    help="classifiers: zero_one (default) or log_loss; regressors: squared (default) or absolute")
     p.add_argument("-K", "--folds", dest="K", type=int, default=10, help="folds K (default 10)")
     p.add_argument("--replicates", type=int, default=1000,
-                   help="simulated training sets per setting (default 1000)")
+                   help="simulated training sets per setting (default 1000; the cap with --rule sequential)")
     p.add_argument("--splits", type=int, default=5, help="B splits into halves of the subsample estimators (default 5)")
     p.add_argument("--nested-cv-replicates", type=int, default=200, help="replicates with nested CV (default 200)")
     p.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (default 0.05)")
     p.add_argument("--slack", type=float, default=0.01,
                    help="recommendation rule: tolerated excess of the size over alpha (default 0.01 = 1 point)")
     p.add_argument("--confidence", type=float, default=0.95,
-                   help="recommendation rule: level of the Wilson interval whose upper end must be <= alpha + slack "
-                        "(default 0.95)")
+                   help="recommendation rule: each error of the sequential rule is at most (1 - confidence) / 2; "
+                        "the fixed rule's Wilson interval has this level (default 0.95)")
+    p.add_argument("--rule", default="sequential",
+                   help="recommendation rule: sequential (default: each setting stops once the verdicts that matter "
+                        "are settled, --replicates is the cap) or fixed (every replicate, Wilson bounds)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--label-column", default="auto", help="auto, first, last or a 0-based column index")
     p.add_argument("--positive", nargs="+", help="class labels mapped to 1 (the rest to 0); default: keep classes")
@@ -102,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
         result = audit(args.data, learner=_learner(args.learner, args.param), loss=args.loss, K=args.K,
                        replicates=args.replicates, splits=args.splits,
                        nested_cv_replicates=args.nested_cv_replicates, alpha=args.alpha, slack=args.slack,
-                       confidence=args.confidence, seed=args.seed,
+                       confidence=args.confidence, rule=args.rule, seed=args.seed,
                        label_column=label, positive=args.positive, n_jobs=args.n_jobs,
                        progress=not args.no_progress, out=out)
     except UserError as exc:

@@ -11,6 +11,8 @@ simstudy: Monte Carlo simulation studies of cross-validation.
 Runs a CV procedure thousands of times on training sets drawn from a population whose truth
 is known, and measures how far to trust the CV estimate, its variance estimates, tests and
 intervals. Usage: simstudy [GROUP=OPTION ...] [FIELD=VALUE ...]   (Hydra overrides)
+Audit your own K-fold CV (which interval to trust on your data): simstudy audit DATA [OPTIONS]
+(simstudy audit --help lists the options).
 """
 
 _EXAMPLES = """\
@@ -19,6 +21,8 @@ Examples:
   simstudy experiment=table2_letter population.path=../shared/data/letter-recognition.data
   simstudy study=cv_clt population=letter population.path=../shared/data/letter-recognition.data \\
            study.sizes=[100,200] study.replicates=200 runner.n_jobs=2 hydra.run.dir=runs/clt
+
+  simstudy audit letter5000.data --positive A B C D E F G H I J K L M -o audit_letter5000
 
 More: simstudy --cfg job (the composed config), simstudy --hydra-help (Hydra's own help),
 README.md (every study, field and output column), and simstudy-report / simstudy-collect --help."""

@@ -7,7 +7,8 @@ model is its expected loss on the population.
 
 Built-in losses (registered in :data:`simstudy.registry.LOSSES`): ``zero_one`` (classification; the default of the
 classification studies), ``squared`` and ``absolute`` (regression), ``log_loss``
-(classification, from predicted probabilities). A user's loss is any function of
+(classification, from predicted probabilities), ``brier`` (classification: half the multi-class Brier score,
+from predicted probabilities). A user's loss is any function of
 ``(y, y_hat)`` or ``(y, y_hat, proba)`` returning per-point losses: pass the function (Python)
 or its import path ``"package.module.function"`` (CLI/YAML); :func:`resolve_loss` wraps it.
 """
@@ -22,7 +23,8 @@ import numpy as np
 
 from simstudy.errors import ConfigError
 
-__all__ = ["Loss", "check_loss", "resolve_loss", "zero_one", "squared", "absolute", "log_loss"]
+__all__ = ["Loss", "check_loss", "check_learner_loss", "resolve_loss", "zero_one", "squared", "absolute", "log_loss",
+           "brier"]
 
 #: The module the built-in losses are named by in :meth:`Loss.describe`: the description is part
 #: of every run's identity hash (:mod:`simstudy.engine.rundir`), so this name stays fixed whatever
@@ -104,10 +106,24 @@ def _log_loss(y, y_hat, proba):
     return -np.log(np.clip(picked, _LOG_EPS, 1.0))
 
 
+def _brier(y, y_hat, proba):
+    """Half the multi-class Brier score, (1/2) sum_c (q_c - 1{y = c})^2 = (sum_c q_c^2 - 2 q_y + 1) / 2.
+
+    Strictly proper for any number of classes (the squared error of the probability of the true
+    class alone, (1 - q_y)^2, is not when C > 2), in [0, 1], and for two classes equal to
+    (1 - q_y)^2 = (q_1 - y)^2: scikit-learn's ``brier_score_loss`` and mlr3's ``classif.bbrier``.
+    """
+    proba = np.asarray(proba, dtype=float)
+    y = np.asarray(y).astype(np.int64)
+    picked = np.take_along_axis(proba, y[:, None], axis=1)[:, 0]
+    return 0.5 * (np.sum(proba * proba, axis=1) - 2 * picked + 1)
+
+
 zero_one = Loss("zero_one", _zero_one, task="classification", bounds=(0.0, 1.0))
 squared = Loss("squared", _squared, task="regression", bounds=(0.0, np.inf))
 absolute = Loss("absolute", _absolute, task="regression", bounds=(0.0, np.inf))
 log_loss = Loss("log_loss", _log_loss, task="classification", needs_proba=True, bounds=(0.0, np.inf))
+brier = Loss("brier", _brier, task="classification", needs_proba=True, bounds=(0.0, 1.0))
 
 
 def _builtin_names() -> str:
@@ -189,7 +205,7 @@ def check_loss(loss: Loss, y: np.ndarray, task: str, field_name: str = "study.lo
     classification: the other class); it must return one finite value per point.
     """
     if loss.task != "any" and task in TASKS and loss.task != task:
-        hint = "squared or absolute" if task == "regression" else "zero_one or log_loss"
+        hint = "squared or absolute" if task == "regression" else "zero_one, log_loss or brier"
         raise ConfigError(f"{field_name}={loss.name!r} is a {loss.task} loss but the population is a {task} "
                          f"problem: use {hint} (or your own loss function).")
     y = np.asarray(y)[:8]
@@ -212,3 +228,22 @@ def check_loss(loss: Loss, y: np.ndarray, task: str, field_name: str = "study.lo
         if not np.all(np.isfinite(values)):
             raise ConfigError(f"{field_name}={loss.name!r} returned a non-finite value (NaN or inf) on the "
                              "population's labels; fix the loss function.")
+
+
+def check_learner_loss(learner: Any, loss: Loss | None, field_name: str = "learner") -> None:
+    """Refuse a learner that gives no class probabilities when the loss needs them (log_loss, brier).
+
+    A scikit-learn learner qualifies when its estimator has ``predict_proba`` (RidgeClassifier,
+    LinearSVC and regressors do not); a learner object when it has ``predict_proba``.
+    """
+    if loss is None or not loss.needs_proba:
+        return
+    template = getattr(learner, "template", None)
+    has_proba = hasattr(template, "predict_proba") if template is not None else \
+        callable(getattr(learner, "predict_proba", None))
+    if not has_proba:
+        what = type(template).__name__ if template is not None else type(learner).__name__
+        raise ConfigError(f"{field_name}={getattr(learner, 'name', what)!r} gives no class probabilities ({what} has "
+                          f"no predict_proba), which study.loss={loss.name!r} needs: use study.loss=zero_one, or a "
+                          "learner with probabilities (logistic_regression, lda, tree, knn, random_forest, "
+                          "gradient_boosting).")

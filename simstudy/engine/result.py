@@ -94,6 +94,12 @@ class StudyResult:
 
         return run_report_html(self)
 
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: headline, tables with Monte Carlo errors, figures inline."""
+        from simstudy.report.notebook import study_result_html
+
+        return study_result_html(self)
+
     def latex(self) -> str:
         """:meth:`report_tables` as LaTeX booktabs tables (what ``tables.tex`` holds)."""
         from simstudy.report.latex import frame_to_latex

@@ -115,6 +115,12 @@ class CVLosses:
         tested = self.folds[0] >= 0
         return float(self.losses[0, tested].mean())
 
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: what was run, the estimate and every interval."""
+        from simstudy.report.notebook import cv_losses_html
+
+        return cv_losses_html(self)
+
     def infer(self, **options):
         """Every interval and test as one tidy DataFrame; see :func:`simstudy.evaluate.infer`."""
         from simstudy.evaluate.table import infer

@@ -13,75 +13,14 @@ how well does it do it?", JASA 118 (2023), arXiv:2104.00673, Section 4 and Algor
 authors' R package ``stephenbates19/nestedcv``, ``R/core.R``, functions ``nested_cv`` and
 ``nested_cv_helper`` (commit 7f9d5ae, 2022-06-09).
 
-Notation: R repetitions (random fold assignments), K folds of m = n/K points. For
-repetition r and outer fold k, e_in(r, k) are the (K-1) m inner-CV losses (fold j != k
-predicted by the model trained without folds k and j) and e_out(r, k) the m losses of fold k
-predicted by the model trained without fold k. Both methods share Algorithm 1:
-
-    a_{r,k}  = (mean e_in(r,k) - mean e_out(r,k))^2                  (Algorithm 1, a_list)
-    b_{r,k}  = s^2(e_out(r,k)) / m      (s^2: variance with ddof=1)   (Algorithm 1, b_list)
-    MSE_hat  = mean_{r,k} a - mean_{r,k} b
-    Err_NCV  = mean of all R K (K-1) m inner losses                    (Algorithm 1, es)
-
-and the interval Err_hat +- z_{1-alpha/2} SE with z the standard normal quantile. They differ
-in the bias correction and in the clipping of SE (``method``):
-
-``"paper"`` (default; Section 4 of the paper as implemented in the independent readings
-cited below; our choice where the text is silent is marked)
-
-    Err_CV   = mean of all R n outer losses (the repeated ordinary CV estimate)
-    bias_hat = (1 + (K-2)/K) (Err_NCV - Err_CV)
-    Err_hat  = Err_NCV - bias_hat
-    SE_raw   = sqrt((K-1)/K * max(MSE_hat, 0))
-    SE_naive = sd(all R n outer losses) / sqrt(n)        [pooled over repetitions: our choice]
-    SE       = min(max(SE_raw, SE_naive), sqrt(K) SE_naive)
-
-``"package"`` (``nested_cv`` in ``R/core.R``, line by line)
-
-    Err_CV   = mean of B = ceil(R/5) ordinary CV estimates (``bias_reps``)
-    bias_hat = (1 + ((K-2)/K)^1.5) (Err_NCV - Err_CV)                   (``bias_est``)
-    Err_hat  = Err_NCV - bias_hat                                       (``pred_est``)
-    s_in     = sd(all inner losses)                                     (``sd(ho_errs)``)
-    infl     = min(max(sqrt(max(MSE_hat, 0)) / (s_in / sqrt(n_sub)), 1), sqrt(K)),
-               n_sub = floor(n (K-1)/K)                                 (``ugp_infl``)
-    SE       = infl * s_in / sqrt(n)
-             = min(max(sqrt(n_sub/n * max(MSE_hat, 0)), s_in/sqrt(n)), sqrt(K) s_in/sqrt(n))
-
-  The package draws its B ordinary CVs with fresh fold assignments; here they are the outer
-  CVs of the first B repetitions (each is an ordinary K-fold CV with a uniformly random
-  assignment, so each has the package's distribution; they are not independent of the inner
-  losses of the same repetitions). When s_in = 0 the package divides 0 by 0 and returns NaN
-  limits; here the clip then gives SE = 0. The package's default level is alpha = 0.1 and its
-  default R = 50; ours are alpha = 0.05 and whatever R the caller ran.
-
-Why the two bias factors. With equal folds the inner models train on n(K-2)/K points, the
-outer ones on n(K-1)/K, the target on n. If the expected excess error decays like
-s^(-gamma) in the training size s, then
-
-    Err(n(K-2)/K) - Err(n) = f_gamma (Err(n(K-2)/K) - Err(n(K-1)/K)),
-    f_gamma = ((K/(K-2))^gamma - 1) / ((K/(K-2))^gamma - (K/(K-1))^gamma).
-
-gamma = 1 gives f_1 = 2(K-1)/K = 1 + (K-2)/K exactly: the paper's factor. The package's
-1 + ((K-2)/K)^1.5 is an empirical constant (changed from 1 + ((K-2)/(K-1))^1.5 in commit
-51e881a, 2021-03-18, "updated bias multiplier"); it is close to, but not, f_2:
-
-    K        3       5       10
-    paper    1.3333  1.6000  1.8000     (= f_1)
-    package  1.1925  1.4648  1.7155
-    f_2      1.1852  1.4629  1.7153
-
-What could and could not be checked against the paper: its text was not available here.
-Algorithm 1 and the formulas above for a, b, MSE_hat and Err_NCV agree with the package's
-``nested_cv_helper`` and with two independent implementations that cite the paper
-(mlr-org/mlr3inferr ``R/MeasureCiNestedCV.R``, whose comments read "we recommend re-scaling
-to obtain an estimate for a sample of size n" before the (K-1)/K and note that its bias factor
-1 + (K-2)/K differs from the package's; and a MATLAB function ``nestedCV`` by A. Smoulder
-(2021) citing arXiv v1, whose comment says v1's Algorithm 1 printed b = var(e_out) without
-the 1/m). Both use 1 + (K-2)/K and sqrt((K-1)/K MSE_hat) clipped to
-[SE_naive, sqrt(K) SE_naive]. They disagree on SE_naive (mlr3inferr: sd of the inner losses,
-as the package; the MATLAB code: sd of the outer losses, as here), so which losses the paper's
-"naive" standard error uses is not verified; we take the ordinary CV's, i.e. the naive
-interval's own standard error.
+Both methods (``method="paper"``, the default: Algorithm 1 with the bias correction of
+Section 4, factor 1 + (K-2)/K; ``method="package"``: the R package's ``nested_cv`` line by line,
+factor 1 + ((K-2)/K)^1.5 and its standard-error floor) share Algorithm 1: per repetition r and
+outer fold k, a = (mean inner loss - mean outer loss)^2 and b = s^2(outer losses) / m give
+MSE_hat = mean(a) - mean(b), and the interval is Err_hat +- z SE. The formulas of both methods,
+where each comes from, why the two bias factors differ, and what could not be checked against
+the paper's text are in the documentation, :doc:`/statistics/nested_cv`
+(``docs/statistics/nested_cv.rst``).
 
 Unequal folds (n not a multiple of K; sizes floor(n/K) and ceil(n/K)). Algorithm 1 is
 written for index sets I_k of any size, so a, b (with |I_k| = m_k), MSE_hat and Err_NCV (the

@@ -47,44 +47,15 @@ Methods (``rhat_bias_bound(empirical, N, method)``)
     true N (:func:`simstudy.studies.nedelko_fisher.aggregate.optimism_table`); kept for
     comparison, they need that table (``table=``).
 
-The histogram worst case (derivation)
--------------------------------------
-Cells j = 1..n with P(x = j) = p_j, q_j = P(y = 1 | x = j); a sample of N points; in each cell
-the classifier predicts the majority class, a fair coin on a tie (also in empty cells). With
-m_j ~ Bin(N, p_j) points in cell j and K_j | m_j ~ Bin(m_j, q_j) of them of class 1, the
-expected risk and expected empirical risk are sums over cells of terms that depend on
-(p_j, q_j) only (linearity of expectation over the multinomial marginals):
-
-    E R     = sum_j rho(p_j, q_j),  rho(p, q) = p E[q 1{K < m-K} + (1-q) 1{K > m-K} + 1{K = m-K}/2],
-    E R_emp = sum_j e(p_j, q_j),    e(p, q)   = E[min(K, m - K)] / N,
-
-both invariant under q -> 1 - q (so q in [0, 1/2] suffices). With beta = rho - e, the maximal
-bias at mean empirical risk r is S_n(r) = sup{sum_j beta_j : sum_j e_j = r, sum_j p_j = 1}.
-Weak duality gives, for every lambda, sum_j beta_j = sum_j (beta_j - lambda e_j) + lambda r
-<= Phi(lambda) + lambda r with Phi(lambda) = max sum_j (beta_j - lambda e_j), so
-
-    S_n(r) <= B_n(r) = inf_lambda [Phi(lambda) + lambda r]        (the upper concave envelope).
-
-Phi is a resource-allocation problem: h_lambda(p) = max_q [beta(p, q) - lambda e(p, q)] per
-cell, then the n-fold max-plus convolution of h_lambda over the p grid evaluated at total
-mass 1 (a cell with p = 0 contributes 0, so "at most n cells"). B_n is evaluated on a grid of
-lambda (the minimum over a sub-grid can only be larger: conservative) with p on a grid of
-step 1/p_steps and q of step 1/(2 q_steps) (the maximum over a sub-grid can only be smaller:
-the discretisation error, < 1e-3 at the defaults, checked in the tests). B_n(0) is the
-lambda -> infinity limit, the best allocation with every q_j = 0 (bias from empty cells only:
-sum_j p_j (1 - p_j)^N / 2). The largest mean empirical risk r_max is reached with every
-q_j = 1/2; beyond it (single samples can exceed it) b stays at B_n(r_max).
-
-R_hat plugs the observed R_emp into B_n, which bounds the bias at the *mean* empirical risk;
-B_n is concave, so E[B_n(R_emp)] <= B_n(E[R_emp]) (Jensen): the plug-in is not guaranteed to
-be conservative in the mean, even for the histogram classifier.
-
-Why n = h is "Nedelko's scaling": a VC estimate eps(h, N) of the bias depends on the class
-through its VC dimension h only; the histogram classifier with h cells has VC dimension h,
-so eps is the same for both, and scaling the half-planes' eps by the discrete class's exact
-ratio B_h / eps gives B_h itself. Matching the growth function instead (2^n = Pi(N)) matches
-the number of labellings of the sample each learner chooses from, which is what drives the
-optimism of empirical risk minimisation at a finite N.
+The histogram worst case
+------------------------
+For the histogram classifier the mean risk and mean empirical risk are sums over cells of
+exact binomial terms; B_n(r) is the upper concave envelope inf_lambda [Phi(lambda) + lambda r]
+of the largest mean bias at mean empirical risk r, Phi an n-fold max-plus convolution over a
+grid of cell probabilities. The derivation (weak duality, the grids and their conservative
+direction, B_n(0) and r_max, why plugging in the observed R_emp is not guaranteed to be
+conservative, and why matching the growth function is "Nedelko's scaling") is in the
+documentation, :doc:`/statistics/risk` (``docs/statistics/risk.rst``).
 """
 from __future__ import annotations
 

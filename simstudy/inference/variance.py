@@ -154,53 +154,13 @@ def variance_estimates(residuals, folds) -> VarianceEstimates:
 
     Notes
     -----
-    **Model** (section 3 of the paper, any block sizes): E e_i = mu, Var e_i = sigma^2,
-    Cov(e_i, e_j) = omega within a block and gamma between blocks. With n = sum_k m_k and
-    Q = sum_k m_k^2 there are Q - n ordered pairs within blocks and n^2 - Q between them, so
-    Lemma 1 reads::
-
-        theta = Var(mu_hat) = (n sigma^2 + (Q - n) omega + (n^2 - Q) gamma) / n^2
-              = a / n + (Q / n^2) b + gamma,     a = sigma^2 - omega,  b = omega - gamma.
-
-    **Which estimators.** theta2..theta5 of the paper do not change when a constant is added
-    to every residual (translation invariance: an error rate and the matching accuracy get
-    the same variance). Such a quadratic form, symmetric within blocks, combines within-fold
-    sums of squares and a centred form in the fold means, and under the model its
-    expectation is alpha a + beta b: neither mu nor gamma can enter. So each estimator is
-    fixed by the pair (alpha, beta) it estimates; we keep the paper's pairs. The two
-    unbiased building blocks are::
-
-        a_hat = sum_k (m_k / n) s_k^2                      (s_k^2: variance of fold k, ddof 1)
-            E s_k^2 = sigma^2 - omega = a, so E a_hat = a;
-        b_hat = (MSB - a_hat) / n0,   MSB = sum_k m_k (mu_hat_k - mu_hat)^2 / (K - 1),
-                                      n0 = (n - Q / n) / (K - 1),
-            since sum_k m_k (mu_hat_k - mu_hat)^2 = sum_k m_k mu_hat_k^2 - n mu_hat^2 with
-            E[m_k mu_hat_k^2] = m_k (b + gamma + mu^2) + a and E[n mu_hat^2] = n theta + n mu^2,
-            so E[MSB] = a + n0 b (the one-way ANOVA identity for unbalanced groups).
-
-    Then
-
-    ======  ==================================  ==================================================
-    theta1  mu_hat^2                            theta + mu^2
-    theta2  a_hat/n + (Q/n^2 - 1) b_hat         theta - omega            (unbiased if omega = 0)
-    theta3  a_hat/n + (Q/n^2) b_hat             theta - gamma            (unbiased if gamma = 0)
-    theta4  a_hat/n                             theta - (Q/n^2)(omega - gamma) - gamma
-    theta5  sum_i (e_i - mu_hat)^2/(n(n-1))     theta - (Q-n)/(n(n-1)) omega - (n^2-Q)/(n(n-1)) gamma
-    ======  ==================================  ==================================================
-
-    (third column: the expectation). With equal blocks Q = n m and n0 = m: theta3 = MSB/n =
-    sum_k (mu_hat_k - mu_hat)^2 / (K(K-1)), theta4 = sum_k s_k^2 / (nK), and the biases are
-    Table 1's. For unequal blocks theta3 puts the weight (n^2 - K Q) / (n (n^2 - Q)) <= 0 on
-    a_hat (zero exactly for equal blocks), so it can be slightly negative when the fold means
-    hardly differ; theta2 can be negative as in the paper.
-
-    Not used: the paper's quadratic forms with pair counts in place of m (theta3 = mu_hat^2
-    - s3 with s3 the mean product over between-block pairs, and so on) keep these
-    expectations but, for unequal blocks, are not translation invariant.
-
-    The CV t-test (:func:`~simstudy.inference.cv_t_test`) works on the fold means instead:
-    s^2(mu_hat_k) / K is unbiased, when gamma = 0, for the variance of the *unweighted* mean of
-    the fold means, for any block sizes.
+    Under the paper's model (E e_i = mu, Var e_i = sigma^2, covariance omega within a fold and
+    gamma between folds), theta2..theta5 are the translation-invariant quadratic forms with the
+    paper's expectations (theta - omega, theta - gamma, ...), built from two unbiased blocks:
+    a_hat = sum_k (m_k / n) s_k^2 and b_hat = (MSB - a_hat) / n0 (one-way ANOVA for unbalanced
+    groups). With equal folds they are Table 1's estimators. The derivation, the table of
+    expectations and why the paper's pair-count forms are not used are in the documentation,
+    :doc:`/statistics/variance` (``docs/statistics/variance.rst``).
 
     Examples
     --------

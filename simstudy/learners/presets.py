@@ -12,7 +12,8 @@ from typing import Any, Dict
 from omegaconf import MISSING
 
 __all__ = ["LearnerConfig", "TREE", "RIDGE", "LDA", "LOGISTIC_REGRESSION", "KNN", "RANDOM_FOREST", "CUSTOM",
-           "OLS", "RIDGE_REGRESSOR", "TREE_REGRESSOR", "KNN_REGRESSOR"]
+           "OLS", "RIDGE_REGRESSOR", "TREE_REGRESSOR", "KNN_REGRESSOR", "GRADIENT_BOOSTING",
+           "GRADIENT_BOOSTING_REGRESSOR", "RANDOM_FOREST_REGRESSOR"]
 
 
 @dataclass
@@ -49,5 +50,14 @@ OLS = _preset("ols", "sklearn.linear_model.LinearRegression")
 RIDGE_REGRESSOR = _preset("ridge_regressor", "sklearn.linear_model.Ridge", alpha=1.0)
 TREE_REGRESSOR = _preset("tree_regressor", "sklearn.tree.DecisionTreeRegressor")
 KNN_REGRESSOR = _preset("knn_regressor", "sklearn.neighbors.KNeighborsRegressor", n_neighbors=5)
+# the benchmark's ensembles, by scikit-learn: gradient boosting small enough for thousands of replicates (50
+# rounds of trees with at most 15 leaves, no early stopping: no internal validation split) and a random forest
+# regressor of 50 trees
+GRADIENT_BOOSTING = _preset("gradient_boosting", "sklearn.ensemble.HistGradientBoostingClassifier", max_iter=50,
+                            max_leaf_nodes=15, early_stopping=False)
+GRADIENT_BOOSTING_REGRESSOR = _preset("gradient_boosting_regressor", "sklearn.ensemble.HistGradientBoostingRegressor",
+                                      max_iter=50, max_leaf_nodes=15, early_stopping=False)
+RANDOM_FOREST_REGRESSOR = _preset("random_forest_regressor", "sklearn.ensemble.RandomForestRegressor", n_estimators=50,
+                                  n_jobs=1)
 #: A user's learner object: ``learner=custom learner._target_=package.module.Class``.
 CUSTOM: dict[str, Any] = {"name": "custom", "_target_": MISSING}

@@ -144,7 +144,13 @@ class SklearnLearner:
 
     def context(self) -> contextlib.AbstractContextManager:
         """scikit-learn's input and parameter validation off for a chunk of fits (the
-        parameters were validated once at build time)."""
+        parameters were validated once at build time), and one OpenMP thread per fit: replicates
+        run in parallel processes, and OpenMP threads over a small training set only contend
+        (HistGradientBoosting's fits, e.g., slow down many times on a loaded machine)."""
         import sklearn
+        from threadpoolctl import threadpool_limits
 
-        return sklearn.config_context(assume_finite=True, skip_parameter_validation=True)
+        stack = contextlib.ExitStack()
+        stack.enter_context(sklearn.config_context(assume_finite=True, skip_parameter_validation=True))
+        stack.enter_context(threadpool_limits(limits=1, user_api="openmp"))
+        return stack

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 from simstudy.errors import ConfigError, DataUnavailableError
 from simstudy.populations.base import Population, ResidualPopulation, Sample
 from simstudy.populations.configs import MISSING_POLICIES
+from simstudy.populations.mechanism_builders import MECHANISM_KINDS
 
 __all__ = ["DataUnavailableError", "GaussianFoldsPopulation", "LogisticPopulation", "Population",
            "ResidualPopulation", "Sample", "TabularPopulation", "binarize", "build_population", "check_population",
@@ -59,6 +60,7 @@ def check_population(population: Any, field_name: str = "population") -> None:
 def validate_population_config(cfg: Mapping[str, Any]) -> None:
     """Field checks of a population config that need no data (run before anything is loaded)."""
     kind = cfg.get("kind", "custom" if "_target_" in cfg else None)
+    _refuse_unknown_keys(cfg, kind)
     _validate_noise(cfg)
     if kind == "logistic":
         if not isinstance(cfg.get("bayes_error"), (int, float)) or not 0 < cfg["bayes_error"] < 0.5:
@@ -94,6 +96,10 @@ def validate_population_config(cfg: Mapping[str, Any]) -> None:
         if cfg.get("missing", "error") not in MISSING_POLICIES:
             raise ConfigError(f"population.missing={cfg.get('missing')!r} is invalid: use 'error' (refuse missing "
                               "values) or 'drop_rows' (leave out the rows with a missing feature).")
+    elif kind in MECHANISM_KINDS:
+        from simstudy.populations.mechanism_builders import validate_mechanism_config
+
+        validate_mechanism_config(cfg)
     elif kind != "custom":
         from simstudy.registry import POPULATIONS
 
@@ -102,7 +108,7 @@ def validate_population_config(cfg: Mapping[str, Any]) -> None:
 
 
 #: The values of ``population.kind`` (a preset such as ``letter`` is a kind with its fields set).
-KINDS = ("logistic", "gaussian_folds", "tabular", "gaussian_linear", "friedman1", "custom")
+KINDS = ("logistic", "gaussian_folds", "tabular", "gaussian_linear", "friedman1", *MECHANISM_KINDS, "custom")
 
 
 def expand_preset(cfg: Mapping[str, Any]) -> dict[str, Any]:
@@ -173,6 +179,25 @@ def build_population(spec: Any) -> Any:
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     return population
+
+
+def _refuse_unknown_keys(cfg: Mapping[str, Any], kind: Any) -> None:
+    """A key that is not a field of the kind's config schema (a misspelling) is refused, as Hydra
+    refuses it on the command line."""
+    import dataclasses
+
+    from simstudy.registry import POPULATIONS
+
+    if not isinstance(kind, str) or kind not in POPULATIONS:
+        return
+    schema = POPULATIONS[kind].load_config()
+    if not dataclasses.is_dataclass(schema):
+        return
+    fields = {f.name for f in dataclasses.fields(schema)}
+    unknown = sorted(str(k) for k in set(cfg) - fields - {"kind", "name", "label_noise", "noise_truth"})
+    if unknown:
+        raise ConfigError(f"population.{unknown[0]} is not a setting of population kind {kind!r}: its settings are "
+                          f"{', '.join(sorted(fields - {'kind'}))}.")
 
 
 def _validate_noise(cfg: Mapping[str, Any]) -> None:

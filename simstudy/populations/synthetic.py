@@ -10,6 +10,7 @@ import numba
 import numpy as np
 from simstudy.lazy import LazyModule
 from simstudy.populations.base import Population, ResidualPopulation, Sample
+from simstudy.populations.conditional import ConditionalClassTruth, builtin_loss_name
 
 integrate = LazyModule("scipy.integrate")
 optimize = LazyModule("scipy.optimize")
@@ -54,8 +55,12 @@ def logistic_alpha_for_bayes_error(bayes_error: float) -> float:
     return optimize.brentq(lambda a: logistic_bayes_error(a) - bayes_error, 0.0, hi, xtol=1e-14, rtol=1e-13)
 
 
-class LogisticPopulation(Population):
+class LogisticPopulation(ConditionalClassTruth, Population):
     """Nedelko's model: x ~ N(0, I_2), P(y = 1 | x) = 1 / (1 + exp(-alpha w1.x)), w1 = (1, 1).
+
+    Truth: the exact 0-1 risk of linear rules (:func:`linear_rule_risk`); for other models or
+    losses, P(y | x) averaged over a fixed sample of ``evaluation_size`` points
+    (:mod:`simstudy.populations.conditional`, with its Monte Carlo error).
 
     Parameters
     ----------
@@ -64,6 +69,8 @@ class LogisticPopulation(Population):
     """
 
     name = "logistic"
+    #: Size of the fixed sample giving the truth of models that are not linear rules.
+    evaluation_size = 100_000
 
     def __init__(self, bayes_error: float = 0.2):
         self.bayes_error = float(bayes_error)
@@ -80,6 +87,24 @@ class LogisticPopulation(Population):
         p = special.expit(self.alpha * (X @ W1))
         y = (rng.random(n) < p).astype(np.int64)
         return Sample(X=X, y=y)
+
+    def class_probabilities(self, X: np.ndarray) -> np.ndarray:
+        """P(y = c | x), shape (N, 2)."""
+        p1 = special.expit(self.alpha * (np.asarray(X, dtype=float) @ W1))
+        return np.column_stack([1 - p1, p1])
+
+    def linear_rule_risks(self, w, b) -> np.ndarray:
+        """Exact 0-1 risk of the rules 1{x.w + b > 0}: :func:`linear_rule_risk` with c = -b."""
+        return linear_rule_risk(w, -np.asarray(b, dtype=float), alpha=self.alpha)
+
+    def closed_form_risks(self, learner: Any, models, loss: Any) -> np.ndarray | None:
+        """The 0-1 risk of linear rules; None for other models or losses."""
+        from simstudy.populations.linear_rules import linear_rules
+
+        if builtin_loss_name(loss) != "zero_one":
+            return None
+        rules = linear_rules(learner, models, 2)
+        return None if rules is None else self.linear_rule_risks(*rules)
 
 
 # ----------------------------------------------------------------------------- exact risk of linear rules

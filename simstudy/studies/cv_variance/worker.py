@@ -89,6 +89,8 @@ class CVVarianceWorker:
         loss = np.stack([self.loss(y[j], folds.predictions[j]) for j in range(R)])
         order = np.argsort(labels, axis=1, kind="stable")
         ordered[:] = np.take_along_axis(loss, order, axis=1)
+        if self.truth and self._rule_truth(folds.models, truth, truth_se):
+            return
         if self.truth:
             Xp, yp = self.population.evaluation_set(np.float64)
             weights = getattr(self.population, "evaluation_weights", None)
@@ -96,6 +98,19 @@ class CVVarianceWorker:
             truth[:] = np.array([np.average(self.loss(yp, p), weights=weights) for p in predictions]).reshape(R, K)
             truth_se[:] = 0.0 if not getattr(self.population, "evaluation_is_sample", False) else np.array(
                 [np.std(self.loss(yp, p), ddof=1) / np.sqrt(len(yp)) for p in predictions]).reshape(R, K)
+
+    def _rule_truth(self, rules, truth: np.ndarray, truth_se: np.ndarray) -> bool:
+        """Fill ``truth`` with the exact 0-1 risks of a batch of linear rules when the population
+        has them in closed form (``linear_rule_risks(w, b)``); False otherwise."""
+        from simstudy.populations.conditional import builtin_loss_name
+
+        rule_risks = getattr(self.population, "linear_rule_risks", None)
+        if not callable(rule_risks) or builtin_loss_name(self.loss) != "zero_one":
+            return False
+        p = rules.w.shape[-1]
+        truth[:] = np.asarray(rule_risks(rules.w.reshape(-1, p), rules.b.reshape(-1))).reshape(truth.shape)
+        truth_se[:] = 0.0
+        return True
 
     def _compute(self, cond: SizeCondition, chunk: Chunk, ordered: np.ndarray, truth: np.ndarray,
                  truth_se: np.ndarray) -> list[str]:

@@ -1,0 +1,192 @@
+"""The sequential audit's rounds: each setting's rho_hat run is extended look by look while the recommendation
+is open.
+
+Each setting (the user's n with replacement, n/2 without) has its own run directory. At look j
+the rho_hat study is run there with ``replicates = n_j``: the engine computes only the replicates
+the directory lacks, and the records equal those of a fixed run of n_j replicates with the same
+seed (:mod:`simstudy.rundir`). After each setting's look every open procedure advances through
+the rule (:class:`~simstudy.audit.sequential.SequentialState`; nested CV, which runs on the first
+``nested_cv_replicates`` replicates only, through its own design with that cap), and the two
+settings are coupled: a procedure liberal in one setting is liberal overall, so the other
+setting no longer needs it; one that can no longer be trusted in one setting cannot be trusted
+overall, so its trust question closes in the other.
+
+When to stop. The audit's answer is the most powerful procedure trusted in both settings, so a
+setting is extended while a procedure that could still become that answer is unsettled there:
+its trust question is open and its power at n (the latest estimate) exceeds that of every
+procedure already trusted in both settings (:func:`still_needed`). Liberal verdicts are given at
+the looks the audit makes anyway; a procedure left open when the audit stops is undecided ("not
+needed"). Every setting runs the first look; within a look the settings run in the order given
+(the cheaper first, so that what it settles can spare the other's replicates).
+
+Every way a question closes early (curtailment, coupling, stopping) only removes verdicts: the
+procedure is declared trusted (liberal) only where the design alone would have declared it, so
+each setting's errors stay within the design's exact bounds (:mod:`simstudy.audit.sequential`).
+"""
+from __future__ import annotations
+
+import logging
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import pandas as pd
+
+from simstudy.audit.recommend import REFERENCE
+from simstudy.audit.sequential import SequentialDesign, SequentialState
+from simstudy.studies.rho_hat.study import RhoHatStudy
+
+__all__ = ["AuditRhoHatStudy", "SequentialRun", "couple", "observe", "run_rounds", "still_needed"]
+
+log = logging.getLogger("simstudy")
+
+#: The procedure that runs on the first ``nested_cv_replicates`` replicates only.
+NESTED = "nested_cv"
+
+
+class AuditRhoHatStudy(RhoHatStudy):
+    """The rho_hat study as the audit runs it at each look: the same records and tables, no figures (the
+    audit draws its own)."""
+
+    def figures(self, tables) -> dict[str, Any]:
+        return {}
+
+
+@dataclass
+class SequentialRun:
+    """What the rounds produced.
+
+    Attributes
+    ----------
+    results : dict of StudyResult
+        Each setting's run at its last look.
+    states : dict of dict of SequentialState
+        Per setting, per procedure (the reference excluded).
+    designs : dict of SequentialDesign
+        "main" and, when nested CV runs, "nested_cv".
+    """
+
+    results: dict[str, Any]
+    states: dict[str, dict[str, SequentialState]]
+    designs: dict[str, SequentialDesign]
+
+
+def _design(procedure: str, designs: dict[str, SequentialDesign]) -> SequentialDesign:
+    return designs[NESTED] if procedure == NESTED and NESTED in designs else designs["main"]
+
+
+def observe(states: dict[str, SequentialState], tests: pd.DataFrame, replicates: int,
+            designs: dict[str, SequentialDesign]) -> dict[str, SequentialState]:
+    """Advance every open procedure whose next look is reached with ``replicates`` replicates run.
+
+    A procedure's count at its look n is the tests table's ``size_count``; replicates without a
+    result (failed, or a procedure missing from the table) are passed as ``failed``.
+    """
+    rows = tests.set_index("procedure")
+    out = dict(states)
+    names = [p for p in rows.index if p != REFERENCE] if not states else list(states)
+    for name in names:
+        state = out.get(name, SequentialState())
+        d = _design(name, designs)
+        if state.settled or state.look >= len(d.looks) or replicates < d.looks[state.look]:
+            out[name] = state
+            continue
+        look = d.looks[state.look]
+        count = int(rows.loc[name, "size_count"]) if name in rows.index else 0
+        valid = int(rows.loc[name, "replicates"]) if name in rows.index else 0
+        out[name] = state.advance(d, count, failed=max(look - valid, 0))
+    return out
+
+
+def couple(states: dict[str, dict[str, SequentialState]]) -> dict[str, dict[str, SequentialState]]:
+    """Close the questions that the other setting has made moot (module docstring)."""
+    out = {k: dict(v) for k, v in states.items()}
+    first, second = list(out)
+    for name in sorted(set(out[first]) & set(out[second])):
+        for here, there in ((first, second), (second, first)):
+            other = out[there][name]
+            if other.verdict == "liberal":
+                out[here][name] = out[here][name].close(f"liberal at {there}")
+            elif not other.trust_open and other.verdict != "trusted":
+                out[here][name] = out[here][name].close_trust(f"not trusted at {there}")
+    return out
+
+
+def still_needed(states: dict[str, dict[str, SequentialState]], power: pd.Series) -> dict[str, list[str]]:
+    """Per setting, the procedures that hold its run: unsettled, trust question open, and more powerful at n
+    (``power``, the latest estimate) than every procedure already trusted in both settings."""
+    trusted = [p for p in power.index if all(p in v and v[p].verdict == "trusted" for v in states.values())]
+    best = max((float(power[p]) for p in trusted), default=-math.inf)
+    return {setting: sorted(p for p, s in v.items()
+                            if not s.settled and s.trust_open and not float(power.get(p, math.inf)) <= best)
+            for setting, v in states.items()}
+
+
+class _RunChatter(logging.Filter):
+    """Drops each look's own lines about its run directory (a temporary folder), keeps everything else."""
+
+    PREFIXES = ("done in ", "%s: resuming", "%s: %d chunk(s) to compute")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno <= logging.INFO and str(record.msg).startswith(self.PREFIXES))
+
+
+@contextmanager
+def _quiet_runs() -> Iterator[None]:
+    """The rounds log one line per look instead of each run's own lines."""
+    loggers, chatter = [logging.getLogger(name) for name in ("simstudy", "simstudy.runner")], _RunChatter()
+    for logger in loggers:   # a logger's filters see only its own records, not its children's
+        logger.addFilter(chatter)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(chatter)
+
+
+def run_rounds(settings: dict[str, tuple[Any, int]], params: dict[str, Any], designs: dict[str, SequentialDesign],
+               folder: Path, power_setting: str = "n") -> SequentialRun:
+    """Run the settings look by look until the recommendation is settled (module docstring).
+
+    Parameters
+    ----------
+    settings : dict
+        Setting name -> (population, training-set size n); exactly two settings, run in this order
+        within each look.
+    params : dict
+        Everything else :func:`simstudy.run_study` takes for the rho_hat study (learner, K, seed, splits,
+        nested_cv_replicates, loss, alpha, n_jobs, progress); ``replicates`` and ``chunk_size`` are set per look.
+    designs : dict of SequentialDesign
+    folder : Path
+        Where the settings' run directories go (one sub-folder each).
+    power_setting : str
+        The setting whose power ranks the procedures (the recommendation's).
+    """
+    from simstudy.engine import run_study
+
+    results: dict[str, Any] = {}
+    states: dict[str, dict[str, SequentialState]] = {name: {} for name in settings}
+    needed = {name: ["(first look)"] for name in settings}
+    previous = 0
+    for j, n in enumerate(designs["main"].looks):
+        for number, (name, (population, size)) in enumerate(settings.items()):
+            if not needed[name]:
+                continue
+            with _quiet_runs():
+                results[name] = run_study(AuditRhoHatStudy, population=population, sizes=[size], replicates=n,
+                                          chunk_size=max(5, (n - previous) // 8), out=folder / f"setting_{number}",
+                                          **params)
+            states[name] = observe(states[name], results[name].tests, n, designs)
+            states = couple(states)
+            if power_setting in results:
+                power = results[power_setting].tests.set_index("procedure")["power"]
+                needed = {**needed, **still_needed(states, power)}
+        previous = n
+        log.info("audit look %d (%d replicates): still needed %s", j + 1, n,
+                 "; ".join(f"{k}: {', '.join(v) or 'none'}" for k, v in needed.items()))
+        if not any(needed.values()):
+            break
+    states = {name: {p: s.close("not needed") for p, s in v.items()} for name, v in states.items()}
+    return SequentialRun(results, states, designs)

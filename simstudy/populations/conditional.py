@@ -1,0 +1,124 @@
+"""The truth of synthetic populations whose conditional law of y given x is known.
+
+For a model g and a loss L the true risk is E L(y, g(x)) = E_x m(x) with the conditional risk
+m(x) = E[L(y, g(x)) | x]. When the population knows the law of y given x, m(x) is computed
+exactly at each point of a large fixed sample x_1..x_N of the features, and the truth is the mean
+of m(x_i), with standard error sd(m) / sqrt(N) (:class:`simstudy.truth.RiskValues`). Averaging
+m(x) rather than L(y_i, g(x_i)) removes the label noise from the Monte Carlo error (a
+Rao-Blackwellisation): for the 0-1 loss, m(x) = P(y != g(x) | x).
+
+- classification: m(x) = sum_c P(y = c | x) L(c, g(x), q(x)) for any per-point loss, the
+  user's included (the population's :meth:`ConditionalClassTruth.class_probabilities`);
+- regression: the population's :meth:`ConditionalRegressionTruth.conditional_loss` for the squared
+  and absolute losses; other losses fall back to the mean loss over the sample with its labels.
+
+Closed forms take precedence: a population's ``closed_form_risks(learner, models, loss)``
+returns exact values (e.g. the 0-1 risk of linear rules) or None.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from simstudy.populations.regression import _SampledTruth
+
+__all__ = ["ConditionalClassTruth", "ConditionalRegressionTruth", "builtin_loss_name"]
+
+
+def _mean_and_se(per_point: np.ndarray) -> tuple[float, float]:
+    return float(per_point.mean()), float(per_point.std(ddof=1) / np.sqrt(per_point.size))
+
+
+def builtin_loss_name(loss: Any) -> str | None:
+    """The name of a built-in loss (zero_one, squared, absolute, log_loss, brier), None for a user's
+    loss (which may carry the same name: a formula is only used for the built-in one)."""
+    from simstudy.registry import LOSSES
+
+    name = getattr(loss, "name", None)
+    if name not in LOSSES:
+        return None
+    return name if LOSSES[name].load() == loss else None
+
+
+class _ConditionalTruth(_SampledTruth):
+    """Closed form first, then the conditional risks averaged over the fixed evaluation sample."""
+
+    def closed_form_risks(self, learner: Any, models: Sequence[Any], loss: Any) -> np.ndarray | None:
+        """Exact risks, or None where no closed form applies (subclasses override)."""
+        return None
+
+    def conditional_risks(self, learner: Any, X: np.ndarray, model: Any, loss: Any) -> np.ndarray | None:
+        """m(x_i) for each evaluation point, or None (subclasses implement)."""
+        raise NotImplementedError
+
+    def exact_risks(self, learner: Any, models: Sequence[Any], loss: Any):
+        """The closed form (an array), else the mean conditional risk with its Monte Carlo error
+        (a RiskValues), else None (the mean loss over the evaluation sample and its labels)."""
+        from simstudy.truth import RiskValues
+
+        exact = self.closed_form_risks(learner, models, loss)
+        if exact is not None:
+            return np.asarray(exact, dtype=float)
+        if not callable(getattr(learner, "predict_features", None)):
+            return None
+        X, _ = self.evaluation_set(getattr(learner, "dtype", np.float64))
+        values, se = np.empty(len(models)), np.empty(len(models))
+        for i, model in enumerate(models):
+            per_point = self.conditional_risks(learner, X, model, loss)
+            if per_point is None:
+                return None
+            values[i], se[i] = _mean_and_se(per_point)
+        return RiskValues(values, se)
+
+    def _evaluation_features(self) -> np.ndarray:
+        """The evaluation sample's features in float64 (whatever dtype a learner predicts from)."""
+        return self.evaluation_set(np.float64)[0]
+
+
+class ConditionalClassTruth(_ConditionalTruth):
+    """Classification: the population gives P(y = c | x) (:meth:`class_probabilities`)."""
+
+    _probabilities: np.ndarray | None = None
+
+    def class_probabilities(self, X: np.ndarray) -> np.ndarray:
+        """P(y = c | x) for each row of X, shape (N, C)."""
+        raise NotImplementedError
+
+    def evaluation_probabilities(self) -> np.ndarray:
+        """:meth:`class_probabilities` of the evaluation sample (computed once)."""
+        if self._probabilities is None:
+            self._probabilities = self.class_probabilities(self._evaluation_features())
+        return self._probabilities
+
+    def conditional_risks(self, learner: Any, X: np.ndarray, model: Any, loss: Any) -> np.ndarray:
+        """m(x) = sum_c P(c | x) L(c, g(x), q(x)) (any per-point loss)."""
+        P = self.evaluation_probabilities()
+        predicted = learner.predict_features(model, X)
+        proba = None
+        if loss.needs_proba:
+            proba = learner.predict_features_proba(model, X, n_classes=P.shape[1])
+        out = np.zeros(X.shape[0])
+        for c in range(P.shape[1]):
+            out += P[:, c] * loss(np.full(X.shape[0], c, dtype=np.int64), predicted, proba)
+        return out
+
+    def __getstate__(self):  # workers recompute the probabilities with the evaluation set
+        state = super().__getstate__()
+        state["_probabilities"] = None
+        return state
+
+
+class ConditionalRegressionTruth(_ConditionalTruth):
+    """Regression: the population gives E[L(y, g) | x] for the squared and absolute losses."""
+
+    def conditional_loss(self, X: np.ndarray, prediction: np.ndarray, loss_name: str) -> np.ndarray | None:
+        """E[L(y, prediction_i) | x_i] for each row, or None for a loss without a formula."""
+        raise NotImplementedError
+
+    def conditional_risks(self, learner: Any, X: np.ndarray, model: Any, loss: Any) -> np.ndarray | None:
+        name = builtin_loss_name(loss)
+        if name not in ("squared", "absolute"):
+            return None
+        prediction = np.asarray(learner.predict_features(model, X), dtype=float)
+        return self.conditional_loss(self._evaluation_features(), prediction, name)
