@@ -200,7 +200,6 @@ def _check_stopped_and_resumed(proc, out, env, left, done, reference, backend) -
 
 
 # ----------------------------------------------------------------------------- SIGTERM / SIGHUP / SIGKILL
-@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="issue 32: SIGTERM to the command leaves its forked workers running (they hold "
                                        "run.lock: the resume is refused as 'in use by' the dead command)")
 def test_sigterm_mid_chunks_fork(tmp_path, reference):
@@ -241,6 +240,7 @@ def test_sigkill_of_the_command_mid_chunks_loky(tmp_path, reference):
     _check_stopped_and_resumed(*_interrupt(tmp_path, "loky", signal.SIGKILL, "chunks"), reference, "loky")
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_whole_group_mid_chunks_resumes(tmp_path, reference):
     """A lost node: the command and its workers die at once; the stale lock is taken over."""
     _check_stopped_and_resumed(*_interrupt(tmp_path, "fork", signal.SIGKILL, "chunks", whole_group=True),
@@ -276,6 +276,7 @@ def test_sigterm_while_the_report_is_written(tmp_path, reference):
     _report_interrupted(tmp_path, reference, signal.SIGTERM)
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_the_figures_are_drawn_exits_non_zero(tmp_path, reference):
     """Ctrl-C at a terminal (SIGINT to the whole group) while forked children draw the figures: the
     run is not finished, so the status must say so (the issue saw 0)."""
