@@ -325,6 +325,40 @@ def test_run_directory_with_foreign_files_is_left_alone(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["chapter1.tex"]
 
 
+# ----------------------------------------------------------------------------- re-aggregation and load_run
+@pytest.fixture(scope="module")
+def small_result():
+    return run()
+
+
+@pytest.mark.parametrize("settings, field, value", [({"alpha": "0.01"}, "study.alpha", "0.01"),
+                                                    ({"alpha": 1.5}, "study.alpha", 1.5),
+                                                    ({"seed": 5}, "study.seed", None),
+                                                    ({"sizes": [40]}, "study.sizes", None)])
+def test_reaggregate_refuses_bad_settings(small_result, settings, field, value):
+    with pytest.raises(UserError) as excinfo:
+        small_result.reaggregate(**settings)
+    clear_message(excinfo.value, field, *(() if value is None else (value,)))
+
+
+@pytest.mark.xfail(strict=True, reason="issue 32: reaggregate(rho_hats='0.5') splits the text into characters")
+def test_reaggregate_rho_hats_as_a_string(small_result):
+    with pytest.raises(UserError) as excinfo:
+        small_result.reaggregate(rho_hats="0.5")
+    clear_message(excinfo.value, "study.rho_hats", "0.5")
+
+
+def test_reaggregate_with_a_numpy_level_equals_the_float(small_result):
+    a, b = small_result.reaggregate(alpha=np.float64(0.01)), small_result.reaggregate(alpha=0.01)
+    pd.testing.assert_frame_equal(a.tests, b.tests)
+
+
+def test_load_run_of_a_missing_directory(tmp_path):
+    with pytest.raises(UserError) as excinfo:
+        simstudy.load_run(tmp_path / "nowhere")
+    clear_message(excinfo.value, value=str(tmp_path / "nowhere"))
+
+
 # ----------------------------------------------------------------------------- functions as settings
 @pytest.mark.xfail(strict=True, reason="issue 32: loss=<function> with out= fails on YAML (raw RepresenterError) and "
                                        "leaves run_state.json, so the next run is refused ('changed: study.loss'); "

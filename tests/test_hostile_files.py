@@ -352,3 +352,23 @@ def test_audit_with_an_ambiguous_class_column(audit_data):
     with pytest.raises(UserError) as excinfo:
         audit(str(path), **AUDIT)
     clear_message(excinfo.value, "label_column")
+
+
+# ----------------------------------------------------------------------------- StudyResult.write
+@pytest.mark.xfail(strict=True, reason="issue 32: StudyResult.write(DIR) overwrites summary.csv and report.html in a "
+                                       "folder that is not a simstudy run")
+def test_result_write_never_overwrites_foreign_files(finished, tmp_path):
+    _, result = finished
+    folder = tmp_path / "thesis"
+    folder.mkdir()
+    (folder / "summary.csv").write_text("my data\n")
+    with pytest.raises(UserError) as excinfo:
+        result.write(folder)
+    clear_message(excinfo.value, words=(str(folder),))
+    assert (folder / "summary.csv").read_text() == "my data\n"
+
+
+def test_result_write_into_a_new_folder_gives_a_loadable_run(finished, tmp_path):
+    _, result = finished
+    result.write(tmp_path / "copy")
+    assert (tmp_path / "copy" / "replicates.parquet").is_file() and (tmp_path / "copy" / "manifest.json").is_file()
