@@ -26,7 +26,7 @@ from sklearn.tree import DecisionTreeClassifier
 import simstudy
 import simstudy.inference as inference
 from conftest import make_letter_like
-from hostile_parts import TwoBlobs, assert_clear_error, clear_message, file_digest, records_without_arrays
+from hostile_parts import assert_clear_error, clear_message, file_digest, records_without_arrays
 from simstudy.errors import ConfigError, UserError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -286,7 +286,8 @@ def test_population_kind_mapping_takes_the_schema_defaults():
     ({"seed": 1.5}, "study.seed", 1.5), ({"seed": -1}, "study.seed", -1), ({"K": True}, "study.K", True),
     ({"K": 1}, "study.K", 1), ({"replicates": True}, "study.replicates", True),
     ({"replicates": 2}, "study.replicates", 2), ({"sizes": [20.0]}, "study.sizes", 20.0),
-    ({"sizes": [15]}, "study.sizes", 15), ({"sizes": [20, 20]}, "study.sizes", 20), ({"sizes": []}, "study.sizes", "[]"),
+    ({"sizes": [15]}, "study.sizes", 15), ({"sizes": [20, 20]}, "study.sizes", 20),
+    ({"sizes": []}, "study.sizes", "[]"),
     ({"backend": "Fork"}, "runner.backend", "Fork"), ({"n_jobs": 0}, "runner.n_jobs", 0),
     ({"n_jobs": "2"}, "runner.n_jobs", "2"), ({"chunk_size": 0}, "runner.chunk_size", 0),
     ({"runner": {"max_failure_rate": float("nan")}}, "runner.max_failure_rate", "nan"),
@@ -643,7 +644,7 @@ def cv_data():
 
 @pytest.mark.parametrize("estimator", ["StringTree", "ScalarTree", "AlienLabelTree"])
 @pytest.mark.xfail(strict=True, reason="issue 32: cross_validate_losses scores predictions that are strings, one "
-                                       "scalar or labels outside y's classes (0-1 loss 1.0 or 0.5 with tight intervals)")
+                                       "scalar or labels outside y's classes (0-1 loss 1.0 or 0.5, tight intervals)")
 def test_cvinference_checks_the_predictions(cv_data, estimator):
     import hostile_parts
     from simstudy.cvinference import cross_validate_losses

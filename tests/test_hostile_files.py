@@ -86,8 +86,8 @@ def test_deleted_rows_in_the_records(copy):
     _refused_to_load(copy, "replicates.parquet")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: simstudy-report rewrites the tables from an edited replicates.parquet "
-                                       "and exits 0")
+@pytest.mark.xfail(strict=True, reason="issue 32: simstudy-report rewrites the tables from an edited "
+                                       "replicates.parquet and exits 0")
 def test_report_command_on_edited_records(copy):
     _rewrite_records(copy, lambda f: f[f["replicate"] >= 3])
     summary = file_digest(copy / "summary.csv")
@@ -192,7 +192,7 @@ def test_extension_caught_mid_write_is_detectably_incomplete(finished, copy, tmp
 
 # ----------------------------------------------------------------------------- the run's own state
 @pytest.mark.xfail(strict=True, reason="issue 32: an unreadable run_state.json is reported as 'a run of a different "
-                                       "configuration ... identity unreadable' and the advice is to discard the results")
+                                       "configuration ... identity unreadable', and the advice is to discard it")
 def test_unreadable_run_state(copy):
     (copy / "run_state.json").write_text("{")
     try:
@@ -203,8 +203,8 @@ def test_unreadable_run_state(copy):
         assert res.manifest["resumed_chunks"] == 3
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a run directory whose run_state.json was deleted is refused as 'files "
-                                       "that are not a simstudy run'")
+@pytest.mark.xfail(strict=True, reason="issue 32: a run directory whose run_state.json was deleted is refused as "
+                                       "'files that are not a simstudy run'")
 def test_deleted_run_state(copy, finished):
     (copy / "run_state.json").unlink()
     try:
@@ -309,8 +309,8 @@ def test_audit_never_overwrites_a_foreign_report(audit_data, thesis):
     assert (thesis / "report.md").read_text() == "# My thesis\n"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: simstudy audit -o DIR overwrites report.md in a folder that is not an "
-                                       "audit and exits 0")
+@pytest.mark.xfail(strict=True, reason="issue 32: simstudy audit -o DIR overwrites report.md in a folder that is not "
+                                       "an audit and exits 0")
 def test_audit_command_never_overwrites_a_foreign_report(audit_data, thesis):
     _, _, path = audit_data
     proc = subprocess.run([str(BIN / "simstudy"), "audit", str(path), "-K", "3", "--replicates", "20", "--splits", "1",
@@ -331,8 +331,8 @@ def test_audit_may_rewrite_its_own_report(audit_data, tmp_path):
     assert (tmp_path / "audit" / "report.md").read_text().startswith("# CV audit")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a file whose class column auto cannot find ends simstudy audit with a "
-                                       "raw ValueError traceback (exit 1) that names population.label_column")
+@pytest.mark.xfail(strict=True, reason="issue 32: a file whose class column auto cannot find ends simstudy audit with "
+                                       "a raw ValueError traceback (exit 1) that names population.label_column")
 def test_audit_command_with_an_ambiguous_class_column(audit_data, tmp_path):
     """Labels 0/1 first, real features last: 'auto' cannot tell; one paragraph naming the option."""
     _, _, path = audit_data

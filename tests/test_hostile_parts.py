@@ -150,8 +150,8 @@ def test_population_attribute_named_x_with_the_truth(blobs):
 
 
 @pytest.mark.parametrize("population", [
-    pytest.param("ShortEvaluation", marks=pytest.mark.xfail(strict=True, reason="issue 32: an evaluation set with y one "
-                                                            "short fails every truth, then a raw ZeroDivisionError")),
+    pytest.param("ShortEvaluation", marks=pytest.mark.xfail(strict=True, reason="issue 32: an evaluation set with y "
+                                                            "one short fails every truth, then raw ZeroDivisionError")),
     pytest.param("NaNEvaluation", marks=pytest.mark.xfail(strict=True, reason="issue 32: an evaluation set with NaN "
                                                           "features gives truths computed on them (failed=0)")),
 ])
@@ -186,8 +186,8 @@ def test_regression_targets_with_nan():
     (hp.ShortTree(), SHAPE_WORDS),
     (hp.AlienLabelTree(), ("7", "label", "class")),
 ], ids=["probabilities", "strings", "scalar", "one too few", "unknown label"])
-@pytest.mark.xfail(strict=True, reason="issue 32: a learner whose predict returns probabilities, strings, a scalar, one "
-                                       "value too few or a label outside the classes is scored (failed=0)")
+@pytest.mark.xfail(strict=True, reason="issue 32: a learner whose predict returns probabilities, strings, a scalar, "
+                                       "one value too few or a label outside the classes is scored (failed=0)")
 def test_predictions_of_the_wrong_kind(estimator, words):
     part_failure(lambda: run(learner=estimator), "learner.predict", words)
 
@@ -329,7 +329,7 @@ def _stale(tmp_path, n_jobs: int, change: str) -> float:
 
 @pytest.mark.parametrize("how", ["global", "reload"])
 @pytest.mark.xfail(strict=True, reason="issue 32: with n_jobs=2 the kept fork pool computes the second run with the "
-                                       "loss module as it was at the first run (the old cost); n_jobs=1 sees the new one")
+                                       "loss module as it was at the first run (the old cost); n_jobs=1 sees the new")
 def test_worker_pool_never_runs_stale_code(tmp_path, how):
     change = {"global": "user_loss.COST = 5.0",
               "reload": f"open({str(tmp_path / 'user_loss.py')!r}, 'w').write('COST = 5.0\\n\\ndef cost(y, y_hat):\\n"
@@ -353,7 +353,7 @@ def test_a_well_behaved_user_study():
 
 @pytest.mark.parametrize("cls", [
     pytest.param("ShortChunkStudy", marks=pytest.mark.xfail(strict=True, reason="issue 32: a worker that returns one "
-                                                            "row too few per chunk loses replicates silently (18 of 20)")),
+                                                            "row too few per chunk loses replicates (18 of 20)")),
     pytest.param("DuplicateRowsStudy", marks=pytest.mark.xfail(strict=True, reason="issue 32: a worker that returns "
                                                                "every replicate twice gives 40 records for 20")),
     pytest.param("NoneChunkStudy", marks=pytest.mark.xfail(strict=True, reason="issue 32: a worker returning None has "
@@ -380,8 +380,8 @@ def test_a_study_without_phases():
     clear_message(excinfo.value, words=("phase",))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: load_run cannot read a run of a user's Study class (config.yaml keeps "
-                                       "its name, not its import path: \"study='toy' is invalid\")")
+@pytest.mark.xfail(strict=True, reason="issue 32: load_run cannot read a run of a user's Study class (config.yaml "
+                                       "keeps its name, not its import path: \"study='toy' is invalid\")")
 def test_load_run_of_a_user_study(tmp_path):
     res = _toy(hp.ToyStudy, out=tmp_path / "run")
     pd.testing.assert_frame_equal(simstudy.load_run(tmp_path / "run").summary, res.summary)

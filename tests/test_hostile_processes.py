@@ -3,7 +3,7 @@ SIGKILL or SIGINT at several moments of a run (workers warming up, chunks being 
 report being written, figures being drawn), with the fork and loky backends.
 
 What "fixed" means here: within 10 s of the signal no process of the run is left (the command is
-started in its own session, and every live process of that session counts), the run directory's
+started as the leader of a new process group, and every live process of that group counts), the run directory's
 lock is free (released, or held by nobody and taken over by the next run), the same command
 resumes, and the final records equal those of an uninterrupted run. A run whose report was
 interrupted is detectably incomplete until it is re-run. Ctrl-C ends with a non-zero status.
@@ -53,15 +53,15 @@ def _env(tmp_path: Path, **gates: str) -> dict[str, str]:
 
 
 def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    """The command in its own session (its id is the command's pid), output to files (a pipe held
-    open by an orphaned worker would block the test)."""
+    """The command as the leader of a new process group (whose id is the command's pid), output to
+    files (a pipe held open by an orphaned worker would block the test)."""
     out = open(log.with_suffix(".out"), "w")
     err = open(log.with_suffix(".err"), "w")
     return subprocess.Popen([SIMSTUDY, *args], cwd=ROOT, env=env, stdout=out, stderr=err, start_new_session=True)
 
 
-def _session(sid: int) -> list[int]:
-    """Live (not zombie) processes of session ``sid``."""
+def _group(pgid: int) -> list[int]:
+    """Live (not zombie) processes of process group ``pgid``."""
     alive = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -69,14 +69,14 @@ def _session(sid: int) -> list[int]:
         except OSError:
             continue
         fields = text[text.rindex(")") + 2:].split()
-        if int(fields[3]) == sid and fields[0] not in ("Z", "X"):
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
             alive.append(int(stat.parent.name))
     return alive
 
 
 def _reap(proc: subprocess.Popen) -> None:
     """Kill whatever is left of a run this test started (never other processes)."""
-    for pid in _session(proc.pid):
+    for pid in _group(proc.pid):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -157,7 +157,7 @@ def _interrupt(tmp_path: Path, backend: str, sig: signal.Signals, moment: str, *
     proc = _start(args, env, tmp_path / "first")
     try:
         if moment == "warm-up":
-            _wait_until(lambda: len(_session(proc.pid)) >= 2, proc, "the workers started")
+            _wait_until(lambda: len(_group(proc.pid)) >= 2, proc, "the workers started")
         elif moment == "chunks":
             _wait_until(lambda: _shards(out) >= 3, proc, "3 chunks were stored")
         else:
@@ -168,9 +168,9 @@ def _interrupt(tmp_path: Path, backend: str, sig: signal.Signals, moment: str, *
         done = _shards(out)
         os.killpg(proc.pid, sig) if whole_group else os.kill(proc.pid, sig)
         deadline = time.monotonic() + GRACE
-        while time.monotonic() < deadline and (proc.poll() is None or _session(proc.pid)):
+        while time.monotonic() < deadline and (proc.poll() is None or _group(proc.pid)):
             time.sleep(0.1)
-        left = _session(proc.pid)
+        left = _group(proc.pid)
     except BaseException:
         _reap(proc)
         raise
@@ -228,7 +228,7 @@ def test_sigterm_during_warm_up_fork(tmp_path, reference):
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="issue 32: after SIGTERM to the command the loky workers and both resource "
-                                       "trackers live on for minutes (the lock is free: loky starts fresh interpreters)")
+                                       "trackers live on for minutes (the lock is free: loky starts new interpreters)")
 def test_sigterm_mid_chunks_loky(tmp_path, reference):
     _check_stopped_and_resumed(*_interrupt(tmp_path, "loky", signal.SIGTERM, "chunks"), reference, "loky")
 
