@@ -113,7 +113,8 @@ def _registry_parts():
     independently of the page generator."""
     from hydra.core.config_store import ConfigStore
 
-    from simstudy.config import RunnerConfig, register_configs
+    from simstudy.cli.hydra import register_configs
+    from simstudy.engine.config import RunnerConfig
     from simstudy.registry import LEARNERS, POPULATIONS, STUDIES
 
     for group, registry in (("study", STUDIES), ("population", POPULATIONS), ("learner", LEARNERS)):

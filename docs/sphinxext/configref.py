@@ -141,7 +141,8 @@ def parts() -> list[Part]:
     """Every registered study, population, learner and runner preset with its fields."""
     from hydra.core.config_store import ConfigStore
 
-    from simstudy.config import RunnerConfig, register_configs
+    from simstudy.cli.hydra import register_configs
+    from simstudy.engine.config import RunnerConfig
     from simstudy.registry import LEARNERS, POPULATIONS, STUDIES
     from simstudy.studies.settings import RECORD, ROLE
 
