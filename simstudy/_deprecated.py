@@ -76,6 +76,7 @@ MOVED_NAMES: dict[str, dict[str, str]] = {
         "load_covtype": "simstudy.populations.io.openml", "load_openml": "simstudy.populations.io.openml",
         "load_table_file": "simstudy.populations.io.text", "DataUnavailableError": "simstudy.errors",
         "MISSING_POLICIES": "simstudy.populations.configs"},
+    "simstudy.losses": {"check_learner_loss": "simstudy.learners.base"},
     "simstudy.schemes": {"nested_cv_losses": "simstudy.cv.loop", "NestedCVLosses": "simstudy.cv.loop"},
     "simstudy.warmup": {"ignore_interrupts_in_worker": "simstudy.engine.backends.tasks"},
 }

@@ -79,7 +79,7 @@ class AuditResult:
 
     def _repr_html_(self) -> str:
         """What Jupyter shows: the recommendation, the intervals, the calibration, the figure."""
-        from simstudy.report.notebook import audit_result_html
+        from simstudy.audit.report import audit_result_html
 
         return audit_result_html(self)
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from simstudy.errors import ConfigError
 
-__all__ = ["Loss", "check_loss", "check_learner_loss", "resolve_loss", "zero_one", "squared", "absolute", "log_loss",
+__all__ = ["Loss", "check_loss", "resolve_loss", "zero_one", "squared", "absolute", "log_loss",
            "brier"]
 
 #: The module the built-in losses are named by in :meth:`Loss.describe`: the description is part
@@ -228,22 +228,3 @@ def check_loss(loss: Loss, y: np.ndarray, task: str, field_name: str = "study.lo
         if not np.all(np.isfinite(values)):
             raise ConfigError(f"{field_name}={loss.name!r} returned a non-finite value (NaN or inf) on the "
                              "population's labels; fix the loss function.")
-
-
-def check_learner_loss(learner: Any, loss: Loss | None, field_name: str = "learner") -> None:
-    """Refuse a learner that gives no class probabilities when the loss needs them (log_loss, brier).
-
-    A scikit-learn learner qualifies when its estimator has ``predict_proba`` (RidgeClassifier,
-    LinearSVC and regressors do not); a learner object when it has ``predict_proba``.
-    """
-    if loss is None or not loss.needs_proba:
-        return
-    template = getattr(learner, "template", None)
-    has_proba = hasattr(template, "predict_proba") if template is not None else \
-        callable(getattr(learner, "predict_proba", None))
-    if not has_proba:
-        what = type(template).__name__ if template is not None else type(learner).__name__
-        raise ConfigError(f"{field_name}={getattr(learner, 'name', what)!r} gives no class probabilities ({what} has "
-                          f"no predict_proba), which study.loss={loss.name!r} needs: use study.loss=zero_one, or a "
-                          "learner with probabilities (logistic_regression, lda, tree, knn, random_forest, "
-                          "gradient_boosting).")

@@ -30,8 +30,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from simstudy.errors import ConfigError
+
 __all__ = ["Learner", "Folds", "BatchFolds", "REQUIRED_METHODS", "OPTIONAL_METHODS", "check_learner",
-           "capabilities", "learners_context"]
+           "check_learner_loss", "capabilities", "learners_context"]
 
 REQUIRED_METHODS = ("start", "fit", "predict")
 OPTIONAL_METHODS = ("cross_validate", "split_predictions", "cross_validate_batch", "population_errors",
@@ -90,6 +92,27 @@ def check_learner(learner: Any, field_name: str = "learner") -> None:
         raise ValueError(f"{field_name}: {type(learner).__name__} is not a simstudy learner: it lacks {what}. A "
                          "learner defines name, start(sample), fit(state, rows, rng) and predict(state, model, rows) "
                          "(see simstudy.learners.base); or pass a scikit-learn estimator instead.")
+
+
+def check_learner_loss(learner: Any, loss: Any, field_name: str = "learner") -> None:
+    """Refuse a learner that gives no class probabilities when the loss needs them (log_loss, brier).
+
+    ``loss`` is a :class:`simstudy.cv.losses.Loss` or None (no loss named yet).
+
+    A scikit-learn learner qualifies when its estimator has ``predict_proba`` (RidgeClassifier,
+    LinearSVC and regressors do not); a learner object when it has ``predict_proba``.
+    """
+    if loss is None or not loss.needs_proba:
+        return
+    template = getattr(learner, "template", None)
+    has_proba = hasattr(template, "predict_proba") if template is not None else \
+        callable(getattr(learner, "predict_proba", None))
+    if not has_proba:
+        what = type(template).__name__ if template is not None else type(learner).__name__
+        raise ConfigError(f"{field_name}={getattr(learner, 'name', what)!r} gives no class probabilities ({what} has "
+                          f"no predict_proba), which study.loss={loss.name!r} needs: use study.loss=zero_one, or a "
+                          "learner with probabilities (logistic_regression, lda, tree, knn, random_forest, "
+                          "gradient_boosting).")
 
 
 def capabilities(learner: Any) -> set[str]:

@@ -26,7 +26,7 @@ import logging
 from typing import Any, Mapping, NamedTuple
 
 from simstudy.errors import ConfigError
-from simstudy.learners.base import capabilities, check_learner
+from simstudy.learners.base import capabilities, check_learner, check_learner_loss
 from simstudy.learners.cart.params import TIE_RULES
 from simstudy.learners.sklearn import SklearnLearner
 
@@ -248,19 +248,19 @@ def build_learner(spec: Any, population: Any = None, loss: Any = None, field_nam
         obj = obj.build(f"{field_name}.estimator")
     if not hasattr(obj, "get_params"):  # a learner object, not a scikit-learn estimator
         check_learner(obj, field_name)
-        _check_proba(obj, loss, field_name)
+        check_learner_loss(obj, loss, field_name)
         return obj
     name = name or type(obj).__name__
     sk = SklearnLearner(obj, name=name, fast_path=fast_path)
     if engine == "sklearn":
-        _check_proba(sk, loss, field_name)
+        check_learner_loss(sk, loss, field_name)
         return sk
     kernel, why = fast_kernel(obj, name, population, engine, ties)
     if kernel is not None and loss is not None and loss.needs_proba and "predict_proba" not in capabilities(kernel):
         kernel, why = None, f"loss {loss.name!r} needs probabilities, which the kernel does not give"
     if kernel is not None:
         return kernel
-    _check_proba(sk, loss, field_name)
+    check_learner_loss(sk, loss, field_name)
     if engine == "numba":
         raise ConfigError(f"{field_name}.engine='numba' is invalid: no fast kernel reproduces this estimator ({why}); "
                           "use learner.engine=auto or sklearn.")
@@ -268,13 +268,6 @@ def build_learner(spec: Any, population: Any = None, loss: Any = None, field_nam
                               "KNeighborsClassifier", "LogisticRegression"):
         log.info("learner %s: no fast kernel reproduces these settings (%s); using scikit-learn", name, why)
     return sk
-
-
-def _check_proba(learner: Any, loss: Any, field_name: str) -> None:
-    """A loss that needs probabilities (log_loss, brier) with a learner that gives none: refused."""
-    from simstudy.cv.losses import check_learner_loss
-
-    check_learner_loss(learner, loss, field_name)
 
 
 def _tree_from_params(spec: _Accepted, name: str, engine: str, ties: str, loss: Any):
