@@ -6,6 +6,8 @@ statement of a module, inside functions as well, and its contracts say in pyproj
 one place, which layer may import which; a broken contract names the offending import chain.
 """
 import ast
+import os
+import shutil
 import subprocess
 import sys
 
@@ -25,12 +27,33 @@ def test_the_import_contracts_hold():
     """The contracts of ``[tool.importlinter]`` in pyproject.toml: each layer imports only the
     layers below it, no import cycle between the modules or packages of any folder, inference
     pure, and processes started only in ``simstudy.engine.backends``."""
-    code = ("from importlinter.cli import lint_imports; "
-            f"raise SystemExit(lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}, no_cache=True, "
-            "no_logo=True))")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = _lint_imports(ROOT)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "BROKEN" not in proc.stdout and proc.stdout.count("KEPT") >= 5, proc.stdout[-2000:]
+
+
+def _lint_imports(root) -> subprocess.CompletedProcess:
+    """import-linter's verdict on the package below ``root`` (its own pyproject.toml), uncached."""
+    code = ("from importlinter.cli import lint_imports; "
+            f"raise SystemExit(lint_imports(config_filename={str(root / 'pyproject.toml')!r}, no_cache=True, "
+            "no_logo=True))")
+    return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+
+
+def test_a_planted_cycle_breaks_the_contracts(tmp_path):
+    """The contracts see an import hidden inside a function: a copy of the package with one such
+    import planted (inference.results -> inference.pivot, which imports results at the top) fails
+    the acyclic contract and names the cycle."""
+    shutil.copytree(PACKAGE, tmp_path / "simstudy", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    planted = tmp_path / "simstudy" / "inference" / "results.py"
+    planted.write_text(planted.read_text() + "\n\ndef _planted():\n    from simstudy.inference import pivot\n\n"
+                       "    return pivot\n")
+    proc = _lint_imports(tmp_path)
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    assert "No import cycle between the modules or packages of any folder BROKEN" in proc.stdout, proc.stdout[-2000:]
+    assert ".pivot -> .results" in proc.stdout or ".results -> .pivot" in proc.stdout, proc.stdout[-2000:]
 
 
 def _code_lines(node: ast.FunctionDef) -> int:
