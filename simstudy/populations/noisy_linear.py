@@ -9,21 +9,21 @@ y - f(x) = G + noise with G = -x.d - b ~ N(-b, s_g^2).
   to ``signal`` on the first ``support`` (default 5) and 0 elsewhere, Gaussian noise sigma eps.
   Risks as in the Gaussian linear model (:func:`simstudy.populations.regression.linear_predictor_risk`).
 - :class:`StudentTLinearPopulation` (heavy tails): noise sigma T, T ~ Student t with nu > 2 degrees
-  of freedom (variance sigma^2 nu / (nu - 2)).
+  of freedom (variance sigma^2 nu / (nu - 2))::
 
-  squared:  E (y - f)^2 = s_g^2 + b^2 + sigma^2 nu / (nu - 2);
-  absolute: E |y - f| = int phi(z) sigma B((-b + s_g z) / sigma) dz, with the closed form
-            B(c) = E |T - c| = c (2 F(c) - 1) + 2 (nu + c^2) / (nu - 1) f(c)
-            (F, f: the t law's distribution and density; from int_c^inf t f(t) dt =
-            (nu + c^2) f(c) / (nu - 1)); at w = beta, b = 0: sigma 2 sqrt(nu) Gamma((nu+1)/2) /
-            (sqrt(pi) (nu - 1) Gamma(nu/2)) (2 sqrt(3) / pi sigma for nu = 3).
+    squared:  E (y - f)^2 = s_g^2 + b^2 + sigma^2 nu / (nu - 2);
+    absolute: E |y - f| = int phi(z) sigma B((-b + s_g z) / sigma) dz, with the closed form
+              B(c) = E |T - c| = c (2 F(c) - 1) + 2 (nu + c^2) / (nu - 1) f(c)
+              (F, f: the t law's distribution and density; from int_c^inf t f(t) dt =
+              (nu + c^2) f(c) / (nu - 1)); at w = beta, b = 0: sigma 2 sqrt(nu) Gamma((nu+1)/2) /
+              (sqrt(pi) (nu - 1) Gamma(nu/2)) (2 sqrt(3) / pi sigma for nu = 3).
 - :class:`HeteroscedasticLinearPopulation`: noise sigma sqrt(1 + gamma x_1^2) eps, eps ~ N(0, 1).
-  With z = x_1 ~ N(0, 1), a = (Sigma d)_1 and tau^2 = s_g^2 - a^2 (x.d given z is N(a z, tau^2)):
+  With z = x_1 ~ N(0, 1), a = (Sigma d)_1 and tau^2 = s_g^2 - a^2 (x.d given z is N(a z, tau^2))::
 
-  squared:  E (y - f)^2 = s_g^2 + b^2 + sigma^2 (1 + gamma);
-  absolute: E |y - f| = int phi(z) FN(a z + b, sqrt(tau^2 + sigma^2 (1 + gamma z^2))) dz, with
-            FN(m, s) = E |N(m, s^2)| = s sqrt(2/pi) exp(-m^2 / (2 s^2)) + m (1 - 2 Phi(-m / s));
-            at w = beta, b = 0 and gamma = 1: sigma e^(1/4) (K_0(1/4) + K_1(1/4)) / (2 pi).
+    squared:  E (y - f)^2 = s_g^2 + b^2 + sigma^2 (1 + gamma);
+    absolute: E |y - f| = int phi(z) FN(a z + b, sqrt(tau^2 + sigma^2 (1 + gamma z^2))) dz, with
+              FN(m, s) = E |N(m, s^2)| = s sqrt(2/pi) exp(-m^2 / (2 s^2)) + m (1 - 2 Phi(-m / s));
+              at w = beta, b = 0 and gamma = 1: sigma e^(1/4) (K_0(1/4) + K_1(1/4)) / (2 pi).
 
 The one-dimensional integrals are computed by adaptive quadrature (``scipy.integrate.quad_vec``,
 absolute error below 1e-10): exact for simulation purposes. Other models (trees, k-NN) get the
