@@ -35,7 +35,7 @@ class GaussianClassesPopulationConfig(LabelNoiseFields):
     support: Optional[int] = None
     #: Mahalanobis distance between the class means.
     separation: float = 2.0
-    #: P(y = 1).
+    #: The share of the positive class, P(y = 1).
     positive_rate: float = 0.5
     correlation: float = 0.0
     #: Fixed sample giving the truth of models that are not linear rules (Monte Carlo error reported).
@@ -49,6 +49,7 @@ class HastiePopulationConfig(LabelNoiseFields):
     kind: str = "hastie_10_2"
     name: str = "hastie_10_2"
     p: int = 10
+    #: Fixed sample giving the truth of models without a closed-form risk (Monte Carlo error reported).
     evaluation_size: int = 100_000
 
 
@@ -59,10 +60,13 @@ class SparseLinearPopulationConfig:
     kind: str = "sparse_linear"
     name: str = "sparse_linear"
     p: int = 100
+    #: Number of features with a nonzero coefficient (the first ones).
     support: int = 5
+    #: The coefficient of each feature in the support.
     signal: float = 1.0
     sigma: float = 1.0
     correlation: float = 0.0
+    #: Fixed sample giving the truth of models without a closed-form risk (Monte Carlo error reported).
     evaluation_size: int = 20_000
 
 
@@ -79,6 +83,7 @@ class StudentTLinearPopulationConfig:
     #: Degrees of freedom of the t noise (> 2).
     df: float = 3.0
     correlation: float = 0.0
+    #: Fixed sample giving the truth of models without a closed-form risk (Monte Carlo error reported).
     evaluation_size: int = 100_000
 
 
@@ -89,11 +94,13 @@ class HeteroscedasticLinearPopulationConfig:
     kind: str = "heteroscedastic_linear"
     name: str = "heteroscedastic_linear"
     p: int = 5
+    #: Coefficients (null: 1, 1/2, ..., 1/p).
     beta: Optional[List[float]] = None
     sigma: float = 1.0
     #: The noise variance at x is sigma^2 (1 + gamma x_1^2).
     gamma: float = 1.0
     correlation: float = 0.0
+    #: Fixed sample giving the truth of models without a closed-form risk (Monte Carlo error reported).
     evaluation_size: int = 100_000
 
 
@@ -115,10 +122,13 @@ class OpenMLTaskPopulationConfig(LabelNoiseFields):
 
     kind: str = "openml_task"
     name: str = "openml_task"
+    #: The OpenML task id (e.g. one of suite 396's tasks).
     task_id: int = MISSING
     #: Download cache (scikit-learn's default, ~/scikit_learn_data, when null).
     data_home: Optional[str] = None
+    #: Rows with missing values: error (refuse the data set) or drop_rows.
     missing: str = "error"
+    #: Sample training sets with replacement (Table 2 protocol) or without.
     replace: bool = True
 
 

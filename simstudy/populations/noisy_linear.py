@@ -9,7 +9,7 @@ y - f(x) = G + noise with G = -x.d - b ~ N(-b, s_g^2).
   to ``signal`` on the first ``support`` (default 5) and 0 elsewhere, Gaussian noise sigma eps.
   Risks as in the Gaussian linear model (:func:`simstudy.populations.regression.linear_predictor_risk`).
 - :class:`StudentTLinearPopulation` (heavy tails): noise sigma T, T ~ Student t with nu > 2 degrees
-  of freedom (variance sigma^2 nu / (nu - 2)). Its risks::
+  of freedom (variance sigma^2 nu / (nu - 2))::
 
     squared:  E (y - f)^2 = s_g^2 + b^2 + sigma^2 nu / (nu - 2);
     absolute: E |y - f| = int phi(z) sigma B((-b + s_g z) / sigma) dz, with the closed form
