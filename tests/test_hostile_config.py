@@ -134,15 +134,11 @@ def test_progress_as_text(how):
 
 
 # ----------------------------------------------------------------------------- misspelt keys
-@pytest.mark.xfail(strict=True, reason="issue 32: a misspelt key of a population mapping ('postive') is ignored "
-                                       "(the command line refuses it)")
 def test_misspelt_population_key_postive(tmp_path, letter):
     spec = {k: v for k, v in letter.items() if k != "positive"} | {"postive": list("ABC")}
     assert_clear_error(refused(tmp_path / "run", population=spec), "postive", words=("positive",))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: {'kind': 'logistic', 'bayes_eror': 0.1} is refused as "
-                                       "'population.bayes_error=None is invalid': the misspelt key is not named")
 def test_misspelt_population_key_bayes_eror(tmp_path):
     excinfo = refused(tmp_path / "run", population={"kind": "logistic", "bayes_eror": 0.1})
     assert_clear_error(excinfo, "bayes_eror", words=("bayes_error",))
@@ -517,8 +513,6 @@ def audit_arrays():
 AUDIT = dict(K=3, replicates=20, splits=1, nested_cv_replicates=20, n_jobs=1, progress=False)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: nested_cv_replicates=0 runs the whole simulation, then the report "
-                                       "crashes (raw ValueError: successes ... nan)")
 def test_audit_without_nested_cv_writes_its_report(tmp_path, audit_arrays):
     from simstudy.audit import audit
 
@@ -531,7 +525,6 @@ def test_audit_without_nested_cv_writes_its_report(tmp_path, audit_arrays):
         assert (tmp_path / "audit" / "report.md").is_file() and np.isfinite(result.estimate)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: the audit's docstring names a preset 'logreg' that is refused")
 def test_audit_docstring_names_only_presets_that_exist():
     from simstudy.audit import audit
 
@@ -541,7 +534,6 @@ def test_audit_docstring_names_only_presets_that_exist():
     assert named and named <= set(simstudy.LEARNERS), f"not presets: {sorted(named - set(simstudy.LEARNERS))}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: the message says '(200 by default)' where the default is 1,000")
 def test_audit_replicates_message_states_the_real_default(audit_arrays):
     from simstudy.audit import audit
 
@@ -688,7 +680,6 @@ def _cli(*args, cwd=ROOT, timeout=300, **kwargs) -> subprocess.CompletedProcess:
                           **kwargs)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: simstudy --help does not mention the audit subcommand")
 def test_help_mentions_the_audit():
     proc = _cli("--help")
     assert proc.returncode == 0
