@@ -298,7 +298,6 @@ def thesis(tmp_path):
     return folder
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: audit(out=DIR) overwrites report.md in a folder that is not an audit")
 def test_audit_never_overwrites_a_foreign_report(audit_data, thesis):
     from simstudy.audit import audit
 
@@ -309,8 +308,6 @@ def test_audit_never_overwrites_a_foreign_report(audit_data, thesis):
     assert (thesis / "report.md").read_text() == "# My thesis\n"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: simstudy audit -o DIR overwrites report.md in a folder that is not "
-                                       "an audit and exits 0")
 def test_audit_command_never_overwrites_a_foreign_report(audit_data, thesis):
     _, _, path = audit_data
     proc = subprocess.run([str(BIN / "simstudy"), "audit", str(path), "-K", "3", "--replicates", "20", "--splits", "1",
