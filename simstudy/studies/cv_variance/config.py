@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from simstudy.studies.settings import StudyConfig, extent, fail, report, validate_level, validate_sizes
 
@@ -20,7 +20,14 @@ class CVVarianceConfig(StudyConfig):
     #: Training-set sizes n (any n >= 2K: folds of floor(n/K) or ceil(n/K) examples).
     sizes: List[int] = extent(default_factory=lambda: [20, 40, 80, 160])
     K: int = 10
+    #: Replicates per condition; with targets, the cap per condition.
     replicates: int = extent(1000)
+    #: Monte Carlo error targets, measure -> half-width at 95% (e.g. {rho: 0.01}): run in rounds
+    #: until each is met in every condition (or the cap is reached). Measures: mu_hat, rho, theta,
+    #: rel_bias_theta1..5, type1.
+    targets: Dict[str, float] = extent(default_factory=dict)
+    #: With targets: the first round's replicates per condition and the step of every count.
+    min_replicates: int = extent(200)
     seed: int = 2006
     #: Level of the two-sided t-tests.
     alpha: float = report(0.05)
