@@ -35,6 +35,7 @@ from simstudy.engine.shards import ShardStore
 from simstudy.errors import ConfigError
 from simstudy.engine.rounds import MemoryStore, run_to_targets
 from simstudy.studies.base import Phase, Study
+from simstudy.studies.settings import targets_of
 from simstudy.studies.targets import Z95, aggregate_tables, has_targets
 
 __all__ = ["execute", "run_phase"]
@@ -102,7 +103,7 @@ def _targets_manifest(study: Study, tables, rounds: list[dict]) -> dict[str, Any
     """The rule, the counts and achieved 95% half-widths per condition, and the rounds."""
     c = study.config
     frame = tables.extra["targets"]
-    return {"rule": {"targets": dict(c.targets), "half_width": f"{Z95:.2f} Monte Carlo SE (means, ratios) or "
+    return {"rule": {"targets": dict(targets_of(c)), "half_width": f"{Z95:.2f} Monte Carlo SE (means, ratios) or "
                                                                "half the 95% Wilson interval (rates)",
                      "cap": int(c.replicates), "min_replicates": int(c.min_replicates)},
             "all_met": bool(frame["met"].all()) if len(frame) else False,

@@ -32,6 +32,7 @@ from simstudy.engine.backends import worker_count
 from simstudy.engine.chunks import ChunkOutput, RunReport
 from simstudy.engine.config import RunnerConfig
 from simstudy.studies.base import Chunk, Phase, Study
+from simstudy.studies.settings import targets_of
 from simstudy.studies.targets import achieved_errors
 
 __all__ = ["MemoryStore", "next_counts", "run_to_targets"]
@@ -131,7 +132,7 @@ def run_to_targets(study: Study, phase: Phase, runner: RunnerConfig,
         rounds.append({"round": len(rounds) + 1, "resumed_chunks": resumed, "computed_chunks": report.computed_chunks,
                        "conditions": [{"condition": cond.label(), "replicates": n, "half_width": w}
                                       for cond, n, w in zip(phase.conditions, counts, widths)]})
-        new = next_counts(counts, caps, widths, c.targets, step)
+        new = next_counts(counts, caps, widths, targets_of(c), step)
         log.info("round %d: %d replicates over %d condition(s); %d condition(s) short of a target", len(rounds),
                  sum(counts), len(counts), sum(a != b for a, b in zip(new, counts)))
         if new == counts:

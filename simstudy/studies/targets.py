@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy.errors import ConfigError
+from simstudy.studies.settings import targets_of
 
 __all__ = ["Z95", "TargetMeasure", "achieved_errors", "has_targets", "target_table", "validate_targets"]
 
@@ -63,7 +64,7 @@ class TargetMeasure:
 
 def has_targets(config: Any) -> bool:
     """Whether a study config asks for targets."""
-    return bool(getattr(config, "targets", None))
+    return bool(targets_of(config))
 
 
 def _measures(study_cls: Any) -> dict[str, TargetMeasure]:
@@ -80,15 +81,15 @@ def validate_targets(study_cls: Any, config: Any) -> None:
         A study that declares no measure, an unknown measure (with the nearest valid name), a
         target that is not a positive number, or a first round larger than the cap.
     """
-    targets = getattr(config, "targets", None)
+    targets = targets_of(config)
     if not targets:
         return
     measures = _measures(study_cls)
-    if not isinstance(targets, Mapping) and not hasattr(targets, "items"):
-        raise ConfigError(f"study.targets={targets!r} is invalid: give a mapping measure -> half-width, e.g. "
-                          "study.targets={rho: 0.01}.")
+    if "" in targets:
+        raise ConfigError(f"study.targets={targets['']!r} is invalid: give a mapping measure -> half-width, e.g. "
+                          "study.targets={rho: 0.01} (command line: study.targets.rho=0.01).")
     if not measures:
-        raise ConfigError(f"study.targets={dict(targets)!r} is invalid: study {study_cls.name!r} declares no measure "
+        raise ConfigError(f"study.targets={targets!r} is invalid: study {study_cls.name!r} declares no measure "
                           "with a Monte Carlo error to target; give study.replicates instead.")
     for name, value in targets.items():
         if name not in measures:
@@ -129,7 +130,7 @@ def achieved_errors(study: Any, tables: Any, condition: Mapping[str, Any]) -> di
     ``condition``: its columns (``SizeCondition.columns()``, e.g. ``{"n": 20, "K": 10}``).
     """
     measures, out = _measures(type(study)), {}
-    for name in study.config.targets:
+    for name in targets_of(study.config):
         measure = measures[name]
         rows = _rows(_table(tables, measure.table), measure.by, [condition[c] for c in measure.by])
         widths = measure.half_widths(rows).to_numpy() if len(rows) else np.array([np.nan])
@@ -140,16 +141,16 @@ def achieved_errors(study: Any, tables: Any, condition: Mapping[str, Any]) -> di
 def target_table(study: Any, tables: Any, records: pd.DataFrame) -> pd.DataFrame:
     """One row per condition and targeted measure: the target, the achieved 95% half-width,
     the replicates run, the cap, whether the target is met and whether the cap stopped it."""
-    c = study.config
-    by = sorted({column for name in c.targets for column in _measures(type(study))[name].by},
+    c, targets = study.config, targets_of(study.config)
+    by = sorted({column for name in targets for column in _measures(type(study))[name].by},
                 key=lambda col: list(records.columns).index(col))
     counts = records.groupby(by, sort=False)["replicate"].nunique() if len(records) else pd.Series(dtype=int)
     rows = []
     for key, count in counts.items():
         condition = dict(zip(by, key if isinstance(key, tuple) else (key,)))
         for name, width in achieved_errors(study, tables, condition).items():
-            met = bool(np.isfinite(width) and width <= c.targets[name])
-            rows.append({**condition, "measure": name, "target": float(c.targets[name]), "half_width": width,
+            met = bool(np.isfinite(width) and width <= targets[name])
+            rows.append({**condition, "measure": name, "target": float(targets[name]), "half_width": width,
                          "replicates": int(count), "cap": int(c.replicates), "met": met,
                          "capped": bool(not met and count >= c.replicates)})
     return pd.DataFrame(rows)

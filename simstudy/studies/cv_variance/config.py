@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, List, Optional
 
 from simstudy.studies.settings import StudyConfig, extent, fail, report, validate_level, validate_sizes
 
@@ -10,6 +10,27 @@ __all__ = ["CVVarianceConfig"]
 
 PAPER_ROWS = ("letter", "forest")
 MU_TRUE = ("auto", "exact", "mean_cv")
+
+
+@dataclass
+class CVVarianceTargets:
+    """Monte Carlo error targets of cv_variance: the half-width at 95% each measure must reach in
+    every condition (null: no target); see :mod:`simstudy.studies.targets`."""
+
+    #: Mean CV estimate mu_hat (1.96 SE).
+    mu_hat: Optional[float] = None
+    #: Between-block correlation rho (1.96 delta-method SE), e.g. 0.01 for one point.
+    rho: Optional[float] = None
+    #: theta = Var(mu_hat) (1.96 SE).
+    theta: Optional[float] = None
+    #: Relative biases of theta1..theta5 (1.96 SE).
+    rel_bias_theta1: Optional[float] = None
+    rel_bias_theta2: Optional[float] = None
+    rel_bias_theta3: Optional[float] = None
+    rel_bias_theta4: Optional[float] = None
+    rel_bias_theta5: Optional[float] = None
+    #: Type-I error of the t-tests (half the 95% Wilson interval, the widest over rho_hat).
+    type1: Optional[float] = None
 
 
 @dataclass
@@ -22,10 +43,9 @@ class CVVarianceConfig(StudyConfig):
     K: int = 10
     #: Replicates per condition; with targets, the cap per condition.
     replicates: int = extent(1000)
-    #: Monte Carlo error targets, measure -> half-width at 95% (e.g. {rho: 0.01}): run in rounds
-    #: until each is met in every condition (or the cap is reached). Measures: mu_hat, rho, theta,
-    #: rel_bias_theta1..5, type1.
-    targets: Dict[str, float] = extent(default_factory=dict)
+    #: Monte Carlo error targets, measure -> half-width at 95% (e.g. study.targets.rho=0.01): run in
+    #: rounds until each is met in every condition (or the cap is reached).
+    targets: CVVarianceTargets = extent(default_factory=CVVarianceTargets)
     #: With targets: the first round's replicates per condition and the step of every count.
     min_replicates: int = extent(200)
     seed: int = 2006
