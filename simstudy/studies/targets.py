@@ -46,6 +46,9 @@ class TargetMeasure:
         or ``interval``.
     description : str
         What the measure is (shown in the error message for an unknown name).
+    skip : tuple of (column, value)
+        Rows left out (e.g. a procedure run on a fixed number of replicates, which more
+        replicates of the condition cannot make more precise).
     """
 
     table: str
@@ -53,6 +56,7 @@ class TargetMeasure:
     se: str = ""
     interval: tuple[str, str] | tuple[()] = ()
     description: str = ""
+    skip: tuple[tuple[str, Any], ...] = ()
 
     def half_widths(self, frame: pd.DataFrame) -> pd.Series:
         """Half-width at 95% of every row of ``frame``."""
@@ -124,8 +128,8 @@ def _table(tables: Any, name: str) -> pd.DataFrame:
 
 
 def achieved_errors(study: Any, tables: Any, condition: Mapping[str, Any]) -> dict[str, float]:
-    """The largest 95% half-width of every targeted measure in one condition (NaN when the
-    condition has no row or an undefined error: too few replicates).
+    """The largest 95% half-width of every targeted measure in one condition, over the rows
+    with an error (NaN when no row has one: too few replicates).
 
     ``condition``: its columns (``SizeCondition.columns()``, e.g. ``{"n": 20, "K": 10}``).
     """
@@ -133,8 +137,13 @@ def achieved_errors(study: Any, tables: Any, condition: Mapping[str, Any]) -> di
     for name in targets_of(study.config):
         measure = measures[name]
         rows = _rows(_table(tables, measure.table), measure.by, [condition[c] for c in measure.by])
+        for column, value in measure.skip:
+            rows = rows[rows[column] != value] if column in rows else rows
         widths = measure.half_widths(rows).to_numpy() if len(rows) else np.array([np.nan])
-        out[name] = float(np.max(widths)) if np.all(np.isfinite(widths)) else float("nan")
+        # a row without an error (a rate of no trials, e.g. a size among no H0 replicates) is left
+        # out; a condition whose every row lacks one is undefined (NaN: more replicates needed)
+        widths = widths[np.isfinite(widths)]
+        out[name] = float(np.max(widths)) if widths.size else float("nan")
     return out
 
 
