@@ -27,9 +27,11 @@ class CVCLTTargets:
     coverage: Optional[float] = None
     #: Mean interval width (1.96 SE).
     mean_width: Optional[float] = None
-    #: Rejection rate, size and power of the tests (half the 95% Wilson interval).
+    #: Rejection rate of the tests, every comparison (half the 95% Wilson interval).
     rejection_rate: Optional[float] = None
+    #: Size of the tests: rejection rate among the H0 replicates (half the 95% Wilson interval).
     size: Optional[float] = None
+    #: Power of the tests: rejection rate among the H1 replicates (half the 95% Wilson interval).
     power: Optional[float] = None
 
 

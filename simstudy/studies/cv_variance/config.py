@@ -23,11 +23,15 @@ class CVVarianceTargets:
     rho: Optional[float] = None
     #: theta = Var(mu_hat) (1.96 SE).
     theta: Optional[float] = None
-    #: Relative biases of theta1..theta5 (1.96 SE).
+    #: Relative bias of theta1 (1.96 delta-method SE).
     rel_bias_theta1: Optional[float] = None
+    #: Relative bias of theta2 (1.96 delta-method SE).
     rel_bias_theta2: Optional[float] = None
+    #: Relative bias of theta3 (1.96 delta-method SE).
     rel_bias_theta3: Optional[float] = None
+    #: Relative bias of theta4 (1.96 delta-method SE).
     rel_bias_theta4: Optional[float] = None
+    #: Relative bias of theta5 (1.96 delta-method SE).
     rel_bias_theta5: Optional[float] = None
     #: Type-I error of the t-tests (half the 95% Wilson interval, the widest over rho_hat).
     type1: Optional[float] = None
