@@ -86,7 +86,8 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
                     "mean_target_run": float(g["estimate"].mean()), "mean_target_run_se": est_se,
                     "mean_fixed_run": float(g["fixed_estimate"].mean()),
                     "difference": float(diff.mean()), "difference_se": d_se,
-                    "difference_low": float(diff.mean() - 1.96 * d_se), "difference_high": float(diff.mean() + 1.96 * d_se),
+                    "difference_low": float(diff.mean() - 1.96 * d_se),
+                    "difference_high": float(diff.mean() + 1.96 * d_se),
                     "difference_over_target": float(diff.mean() / g["target"].iloc[0]),
                     "z_vs_truth": float((g["estimate"].mean() - truth) / est_se) if np.isfinite(truth) else np.nan})
     return pd.DataFrame(out)
@@ -105,7 +106,8 @@ def markdown(summary: pd.DataFrame, seconds: float, seeds: int) -> str:
         z = f"{r['z_vs_truth']:+.2f}" if np.isfinite(r["z_vs_truth"]) else "-"
         lines.append(f"| {r['measure']} | {r['target']:g} | {100 * r['met_share']:.0f}% | {r['replicates_mean']:.0f} "
                      f"[{r['replicates_min']}, {r['replicates_max']}] | {r['fixed_replicates']} | {truth} | "
-                     f"{r['mean_target_run']:.4f} ± {1.96 * r['mean_target_run_se']:.4f} | {r['mean_fixed_run']:.4f} | "
+                     f"{r['mean_target_run']:.4f} ± {1.96 * r['mean_target_run_se']:.4f} | "
+                     f"{r['mean_fixed_run']:.4f} | "
                      f"{r['difference']:+.4f} [{r['difference_low']:+.4f}, {r['difference_high']:+.4f}] | "
                      f"{r['difference_over_target']:+.3f} | {z} |")
     lines.append(f"\nCommand: `PYTHONPATH=. python experiments/targets_bias.py --seeds {seeds}` ({seconds:.0f} s).\n")
