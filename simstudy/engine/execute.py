@@ -28,12 +28,12 @@ from simstudy.engine.manifest import environment_info
 from simstudy.engine.plan import RunnerOptions, RunPlan, build
 from simstudy.engine.records import timing_by_condition
 from simstudy.engine.result import StudyResult
+from simstudy.engine.rounds import MemoryStore, run_to_targets
 from simstudy.engine.rundir import RunDirectory, RunIdentity, write_config
 from simstudy.engine.runlog import attach_log, detach_log, note_cold_start
 from simstudy.engine.runner import run_chunks
 from simstudy.engine.shards import ShardStore
 from simstudy.errors import ConfigError
-from simstudy.engine.rounds import MemoryStore, run_to_targets
 from simstudy.studies.base import Phase, Study
 from simstudy.studies.settings import targets_of
 from simstudy.studies.targets import Z95, aggregate_tables, has_targets
@@ -200,20 +200,7 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
             write_config(directory.path, config, plan.overrides)
             attach_log(directory.path)
         note_cold_start()
-        records, manifests, rounds = {}, {}, []
-        for phase in phases:
-            store = None
-            if directory is not None and plan.runner.only_replicate is None:
-                store = ShardStore(directory.path / "shards", identity.hash)
-            # while the workers compute, the aggregation's and the report's libraries load here
-            prewarm = partial(start_prewarm, study.aggregation_imports) if directory is not None else None
-            if phase.name == study.main_phase and has_targets(study.config) and plan.runner.only_replicate is None:
-                phase, report, records[phase.name], rounds = _run_rounds(study, phase, plan.runner, store, prewarm,
-                                                                         records)
-            else:
-                report = run_phase(phase, plan.runner, store, while_computing=prewarm)
-                records[phase.name] = _ordered_records(report, phase)
-            manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])
+        records, manifests, rounds = _run_phases(study, phases, plan, directory, identity)
         if release_workers:
             from simstudy.engine.backends.workers import kill_workers
 
@@ -237,6 +224,28 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
         if directory is not None:
             detach_log()
             directory.release()
+
+
+def _run_phases(study: Study, phases: list[Phase], plan: RunPlan, directory: RunDirectory | None,
+                identity: RunIdentity) -> tuple[dict[str, pd.DataFrame], dict[str, dict], list[dict]]:
+    """Every phase through the runner (the main one in rounds when the study has targets): the
+    records and manifest entries by phase, and the rounds (empty without targets)."""
+    records: dict[str, pd.DataFrame] = {}
+    manifests: dict[str, dict] = {}
+    rounds: list[dict] = []
+    for phase in phases:
+        store = None
+        if directory is not None and plan.runner.only_replicate is None:
+            store = ShardStore(directory.path / "shards", identity.hash)
+        # while the workers compute, the aggregation's and the report's libraries load here
+        prewarm = partial(start_prewarm, study.aggregation_imports) if directory is not None else None
+        if phase.name == study.main_phase and has_targets(study.config) and plan.runner.only_replicate is None:
+            phase, report, records[phase.name], rounds = _run_rounds(study, phase, plan.runner, store, prewarm, records)
+        else:
+            report = run_phase(phase, plan.runner, store, while_computing=prewarm)
+            records[phase.name] = _ordered_records(report, phase)
+        manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])
+    return records, manifests, rounds
 
 
 def _check_only_replicate(plan: RunPlan, phases: list[Phase]) -> None:
