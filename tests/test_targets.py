@@ -123,6 +123,8 @@ def test_tables_manifest_and_headline_say_the_rule_and_the_counts(tmp_path):
     pd.testing.assert_frame_equal(load_run(tmp_path).tables.extra["targets"], frame)
     met = _run(sizes=[10], replicates=2000, min_replicates=50, targets={"rho": 0.2}, seed=5)
     assert "every target met" in met.headline() and "run to targets" in met.headline()
+    plain = _run(sizes=[10], replicates=20, seed=5).headline()
+    assert "run to targets" not in plain and "Targets" not in plain and "20 replicates" in plain
 
 
 def test_command_line_targets_and_their_misspelling(tmp_path):

@@ -25,6 +25,7 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.config import CVVarianceConfig
 from simstudy.studies.cv_variance.worker import THETAS, CVVarianceWorker
+from simstudy.studies.settings import targets_of
 from simstudy.studies.targets import TargetMeasure
 
 __all__ = ["CVVarianceStudy", "CVVarianceConfig", "CVVarianceWorker", "aggregate", "make_conditions", "THETAS"]
@@ -104,7 +105,7 @@ class CVVarianceStudy(Study):
     def _label(self, tables: StudyTables) -> str:
         labels = tables.labels
         count = f"{self.config.replicates} replicates"
-        if self.config.targets and len(tables.summary):
+        if targets_of(self.config) and len(tables.summary):
             low, high = int(tables.summary["replicates"].min()), int(tables.summary["replicates"].max())
             count = f"{low if low == high else f'{low}..{high}'} replicates, run to targets"
         return f"({labels.get('population')}, {labels.get('learner')}, {count})"
