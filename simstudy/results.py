@@ -10,6 +10,7 @@ from simstudy.engine.records import read_records
 from simstudy.engine.result import RECORDS_FILE, StudyResult
 from simstudy.errors import UserError
 from simstudy.studies.resolve import make_config, resolve_study
+from simstudy.studies.targets import aggregate_tables
 
 __all__ = ["RECORDS_FILE", "StudyResult", "load_run"]
 
@@ -59,5 +60,5 @@ def load_run(directory: str | Path, **settings: Any) -> StudyResult:
                "shards without recomputing them." if (directory / "shards").is_dir()
                else "Run the study again into a new directory.")
         raise UserError(f"{str(directory)!r} could not be read ({detail}); the run's files are damaged. {fix}") from None
-    result = StudyResult(study, config, phase_records, study.aggregate(phase_records), manifest, directory)
+    result = StudyResult(study, config, phase_records, aggregate_tables(study, phase_records), manifest, directory)
     return result.reaggregate(**settings) if settings else result

@@ -126,8 +126,10 @@ def _registry_parts():
                 fields = dataclasses.fields(config)
                 yield group, name, [f.name for f in fields], [None] * len(fields)
             else:
+                values = [getattr(config, f.name) for f in dataclasses.fields(config)]
+                # a group of fields (a study's targets) as a mapping: its row shows its fields' defaults below it
                 yield group, name, [f.name for f in dataclasses.fields(config)], [
-                    getattr(config, f.name) for f in dataclasses.fields(config)]
+                    dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v for v in values]
     register_configs()
     for file_name, node in ConfigStore.instance().repo["runner"].items():
         values = [node.node[f.name] for f in dataclasses.fields(RunnerConfig)]

@@ -135,7 +135,35 @@ def hydra_message(text: str) -> str:
         else:
             out.append(line)
     message = "; ".join(line.rstrip(".") for line in out) or "the configuration could not be composed"
-    return message + ". See simstudy --help for the groups, options and fields."
+    return message + _nearest_field(message) + ". See simstudy --help for the groups, options and fields."
+
+
+def _schema_classes() -> dict[str, type]:
+    """The registered study configs and the dataclasses of their fields (e.g. the targets), by name."""
+    classes: dict[str, type] = {}
+    for entry in STUDIES.values():
+        config = entry.load_config()
+        config = config if isinstance(config, type) else type(config)
+        classes[config.__name__] = config
+        for f in dataclasses.fields(config):
+            factory = f.default_factory
+            if isinstance(factory, type) and dataclasses.is_dataclass(factory):
+                classes[factory.__name__] = factory
+    return classes
+
+
+def _nearest_field(message: str) -> str:
+    """"; did you mean 'rho'?" for Hydra's "Key 'rhoo' not in 'CVVarianceTargets'" (a study's field)."""
+    import difflib
+    import re
+
+    found = re.search(r"Key '([^']+)' not in '([A-Za-z_][A-Za-z0-9_]*)'", message)
+    cls = _schema_classes().get(found.group(2)) if found else None
+    if cls is None:
+        return ""
+    names = [f.name for f in dataclasses.fields(cls) if f.name != "name"]
+    near = difflib.get_close_matches(found.group(1), names, n=1, cutoff=0.0)
+    return f"; did you mean {near[0]!r}? Valid: {', '.join(names)}" if near else ""
 
 
 #: Arguments that may set ``hydra.mode`` (or bring config files that do): with any of them Hydra

@@ -28,12 +28,15 @@ from simstudy.engine.manifest import environment_info
 from simstudy.engine.plan import RunnerOptions, RunPlan, build
 from simstudy.engine.records import timing_by_condition
 from simstudy.engine.result import StudyResult
+from simstudy.engine.rounds import MemoryStore, run_to_targets
 from simstudy.engine.rundir import RunDirectory, RunIdentity, write_config
 from simstudy.engine.runlog import attach_log, detach_log, note_cold_start
 from simstudy.engine.runner import run_chunks
 from simstudy.engine.shards import ShardStore
 from simstudy.errors import ConfigError
 from simstudy.studies.base import Phase, Study
+from simstudy.studies.settings import targets_of
+from simstudy.studies.targets import Z95, aggregate_tables, has_targets
 
 __all__ = ["execute", "run_phase"]
 
@@ -77,6 +80,35 @@ def _chunk_cost(phase: Phase) -> Callable[[Any], float] | None:
     if not sizes or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in sizes):
         return None
     return lambda chunk: chunk.size * int(sizes[chunk.condition])
+
+
+def _run_rounds(study: Study, phase: Phase, runner: RunnerOptions, store: ShardStore | None, prewarm,
+                records: dict[str, pd.DataFrame]) -> tuple[Phase, RunReport, pd.DataFrame, list[dict]]:
+    """The main phase run in rounds to the study's targets (:mod:`simstudy.engine.rounds`); without a
+    run directory the finished chunks are kept in memory between the rounds."""
+    kept = store if store is not None else MemoryStore()
+    first = [prewarm]
+
+    def run_round(current: Phase, options: RunnerOptions) -> tuple[RunReport, pd.DataFrame]:
+        report = run_phase(current, options, kept, while_computing=first.pop() if first else None)
+        return report, _ordered_records(report, current)
+
+    final, report, main, rounds = run_to_targets(study, phase, runner, run_round, records)
+    if store is None:
+        report.shards = []
+    return final, report, main, rounds
+
+
+def _targets_manifest(study: Study, tables, rounds: list[dict]) -> dict[str, Any]:
+    """The rule, the counts and achieved 95% half-widths per condition, and the rounds."""
+    c = study.config
+    frame = tables.extra["targets"]
+    return {"rule": {"targets": dict(targets_of(c)), "half_width": f"{Z95:.2f} Monte Carlo SE (means, ratios) or "
+                                                               "half the 95% Wilson interval (rates)",
+                     "cap": int(c.replicates), "min_replicates": int(c.min_replicates)},
+            "all_met": bool(frame["met"].all()) if len(frame) else False,
+            "capped": frame[frame["capped"]].drop(columns=["met", "capped"]).to_dict("records"),
+            "conditions": frame.to_dict("records"), "rounds": rounds}
 
 
 def _ordered_records(report: RunReport, phase: Phase) -> pd.DataFrame:
@@ -168,16 +200,7 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
             write_config(directory.path, config, plan.overrides)
             attach_log(directory.path)
         note_cold_start()
-        records, manifests = {}, {}
-        for phase in phases:
-            store = None
-            if directory is not None and plan.runner.only_replicate is None:
-                store = ShardStore(directory.path / "shards", identity.hash)
-            # while the workers compute, the aggregation's and the report's libraries load here
-            prewarm = partial(start_prewarm, study.aggregation_imports) if directory is not None else None
-            report = run_phase(phase, plan.runner, store, while_computing=prewarm)
-            records[phase.name] = _ordered_records(report, phase)
-            manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])
+        records, manifests, rounds = _run_phases(study, phases, plan, directory, identity)
         if release_workers:
             from simstudy.engine.backends.workers import kill_workers
 
@@ -186,9 +209,11 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
         labels = study.record_labels()
         for i, (name, value) in enumerate(labels.items()):
             main.insert(i, name, value)
-        tables = study.aggregate(records)
+        tables = aggregate_tables(study, records)
         wall = time.perf_counter() - t_start
         manifest = _manifest(study, plan, identity, manifests, records, started, wall, environment)
+        if has_targets(study.config):
+            manifest["targets"] = _targets_manifest(study, tables, rounds)
         result = StudyResult(study, config, records, tables, manifest, directory.path if directory else None)
         if directory is not None:
             result.write(directory.path)
@@ -199,6 +224,28 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
         if directory is not None:
             detach_log()
             directory.release()
+
+
+def _run_phases(study: Study, phases: list[Phase], plan: RunPlan, directory: RunDirectory | None,
+                identity: RunIdentity) -> tuple[dict[str, pd.DataFrame], dict[str, dict], list[dict]]:
+    """Every phase through the runner (the main one in rounds when the study has targets): the
+    records and manifest entries by phase, and the rounds (empty without targets)."""
+    records: dict[str, pd.DataFrame] = {}
+    manifests: dict[str, dict] = {}
+    rounds: list[dict] = []
+    for phase in phases:
+        store = None
+        if directory is not None and plan.runner.only_replicate is None:
+            store = ShardStore(directory.path / "shards", identity.hash)
+        # while the workers compute, the aggregation's and the report's libraries load here
+        prewarm = partial(start_prewarm, study.aggregation_imports) if directory is not None else None
+        if phase.name == study.main_phase and has_targets(study.config) and plan.runner.only_replicate is None:
+            phase, report, records[phase.name], rounds = _run_rounds(study, phase, plan.runner, store, prewarm, records)
+        else:
+            report = run_phase(phase, plan.runner, store, while_computing=prewarm)
+            records[phase.name] = _ordered_records(report, phase)
+        manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])
+    return records, manifests, rounds
 
 
 def _check_only_replicate(plan: RunPlan, phases: list[Phase]) -> None:

@@ -10,6 +10,7 @@ from simstudy.engine.config import RunnerConfig, validate_runner
 from simstudy.errors import ConfigError
 from simstudy.studies.base import Study, StudyConfig
 from simstudy.studies.resolve import make_config, resolve_study
+from simstudy.studies.targets import validate_targets
 
 __all__ = ["RunPlan", "RunnerOptions", "build", "make_runner", "prepare"]
 
@@ -60,6 +61,7 @@ def prepare(study: Any, population: Any = None, learner: Any = None, runner: Any
     if isinstance(study, Study):
         params = {**study.config.as_dict(), **params}
     config = make_config(cls, params)
+    validate_targets(cls, config)
     _check_loss_field(config)
     options = make_runner(runner, command)
     if options.only_replicate is not None:

@@ -17,6 +17,7 @@ import pandas as pd
 from simstudy.engine.records import write_records
 from simstudy.errors import ConfigError
 from simstudy.studies.base import Study, StudyTables
+from simstudy.studies.targets import aggregate_tables
 
 __all__ = ["RECORDS_FILE", "StudyResult"]
 
@@ -82,11 +83,22 @@ class StudyResult:
 
     def headline(self) -> str:
         """The key result in a few lines (what the terminal shows at the end of a run)."""
-        return self.study.headline(self.tables)
+        from simstudy.studies.targets import target_headline
+
+        line = target_headline(self.tables.extra.get("targets"))
+        text = self.study.headline(self.tables)
+        return f"{text}\n{line}" if text and line else text or line
 
     def report_tables(self) -> dict[str, pd.DataFrame]:
         """The tables a reader sees, title -> frame, every number with its Monte Carlo error."""
-        return self.study.report_tables(self.tables)
+        from simstudy.studies.targets import target_report
+
+        tables = self.study.report_tables(self.tables)
+        targets = self.tables.extra.get("targets")
+        if targets is not None and len(targets):
+            tables["Monte Carlo error targets per condition: 95% half-width achieved, replicates run, cap"] = \
+                target_report(targets)
+        return tables
 
     def html(self) -> str:
         """The self-contained HTML report (what ``report.html`` holds), figures drawn anew."""
@@ -172,7 +184,7 @@ class StudyResult:
         config = type(self.study.config)(**{**self.study.config.as_dict(), **settings})
         config.validate()
         study = type(self.study)(config, self.study.population, self.study.learner, self.study.loss)
-        tables = study.aggregate(self.phase_records)
+        tables = aggregate_tables(study, self.phase_records)
         resolved = {**self.config, "study": config.as_dict()}
         manifest = {**self.manifest, "reaggregated_with": {f"study.{k}": v for k, v in settings.items()}}
         return StudyResult(study, resolved, self.phase_records, tables, manifest, self.run_dir)

@@ -182,6 +182,13 @@ class Study:
     def check(self) -> None:
         """Checks that need the built parts; raise :class:`ConfigError` (or ValueError)."""
 
+    @classmethod
+    def target_measures(cls) -> dict[str, Any]:
+        """The measures whose Monte Carlo error ``study.targets`` may bound, by name
+        (:class:`simstudy.studies.targets.TargetMeasure`); none by default. A study that declares
+        some has ``targets`` and ``min_replicates`` config fields."""
+        return {}
+
     def subjects(self) -> dict[str, Any]:
         """Subjects by name with the specification that determines their records (cv_clt:
         learners and comparisons); a run directory refuses a subject whose specification changed."""

@@ -20,6 +20,7 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_clt.aggregate import aggregate, loss_stability, own_target_table, rate_table, width_table
 from simstudy.studies.cv_clt.config import CVCLTConfig
 from simstudy.studies.cv_clt.worker import CVCLTWorker, comparison_label
+from simstudy.studies.targets import TargetMeasure
 
 __all__ = ["CVCLTStudy", "make_conditions"]
 
@@ -41,6 +42,19 @@ class CVCLTStudy(Study):
     description = "Bayle et al. (2020): coverage of CV intervals, size and power of CV tests"
     Config = CVCLTConfig
     uses = ("population",)
+
+    @classmethod
+    def target_measures(cls) -> dict[str, TargetMeasure]:
+        """Per n, over every procedure: coverage (Wilson; nested CV left out), mean width (1.96 SE);
+        over every test and comparison: rejection rate, size and power (Wilson)."""
+        by = ("n",)
+        out = {"coverage": TargetMeasure("summary", by, interval=("coverage_low", "coverage_high"),
+                                         description="coverage of R_n", skip=(("procedure", "nested_cv"),)),
+               "mean_width": TargetMeasure("summary", by, se="width_se", description="mean interval width",
+                                           skip=(("procedure", "nested_cv"),))}
+        for rate in ("rejection_rate", "size", "power"):
+            out[rate] = TargetMeasure("tests", by, interval=(f"{rate}_low", f"{rate}_high"), description=rate)
+        return out
 
     def __init__(self, config: CVCLTConfig, population: Any = None, learner: Any = None, loss: Any = None):
         super().__init__(config, population, None, loss if loss is not None else resolve_loss(config.loss))

@@ -25,6 +25,8 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.config import CVVarianceConfig
 from simstudy.studies.cv_variance.worker import THETAS, CVVarianceWorker
+from simstudy.studies.settings import targets_of
+from simstudy.studies.targets import TargetMeasure
 
 __all__ = ["CVVarianceStudy", "CVVarianceConfig", "CVVarianceWorker", "aggregate", "make_conditions", "THETAS"]
 
@@ -47,6 +49,21 @@ class CVVarianceStudy(Study):
     def parts_needed(cls, config: CVVarianceConfig, population: Any) -> tuple[str, ...]:
         """Residual populations (gaussian_folds) need no learner."""
         return ("population",) if isinstance(population, ResidualPopulation) else cls.uses
+
+    @classmethod
+    def target_measures(cls) -> dict[str, TargetMeasure]:
+        """mu_hat, rho, theta and the relative biases (1.96 SE) per (n, K); type1: the t-tests'
+        rejection rates (half the 95% Wilson interval, the largest over rho_hat)."""
+        by = ("n", "K")
+        out = {"mu_hat": TargetMeasure("summary", by, se="mu_hat_se", description="mean CV estimate"),
+               "rho": TargetMeasure("summary", by, se="rho_se", description="between-block correlation"),
+               "theta": TargetMeasure("summary", by, se="theta_se", description="Var(mu_hat)")}
+        for name in THETAS:
+            out[f"rel_bias_{name}"] = TargetMeasure("summary", by, se=f"rel_bias_{name}_se",
+                                                    description=f"relative bias of {name}")
+        out["type1"] = TargetMeasure("tests", by, interval=("ci_low", "ci_high"),
+                                     description="type-I error of the t-tests, every rho_hat")
+        return out
 
     def __init__(self, config: CVVarianceConfig, population: Any = None, learner: Any = None, loss: Any = None):
         super().__init__(config, population, learner, loss if loss is not None else resolve_loss(config.loss))
@@ -87,7 +104,11 @@ class CVVarianceStudy(Study):
 
     def _label(self, tables: StudyTables) -> str:
         labels = tables.labels
-        return f"({labels.get('population')}, {labels.get('learner')}, {self.config.replicates} replicates)"
+        count = f"{self.config.replicates} replicates"
+        if targets_of(self.config) and len(tables.summary):
+            low, high = int(tables.summary["replicates"].min()), int(tables.summary["replicates"].max())
+            count = f"{low if low == high else f'{low}..{high}'} replicates, run to targets"
+        return f"({labels.get('population')}, {labels.get('learner')}, {count})"
 
     def figures(self, tables: StudyTables) -> dict[str, Any]:
         from simstudy.studies.cv_variance.figures import cv_variance_figures
