@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 
 from simstudy.engine.backends.prewarm import start_prewarm, wait_for_prewarm
+from simstudy.engine.backends.signals import stop_on_signals
+from simstudy.engine.backends.workers import kill_workers
 from simstudy.engine.chunks import ChunkOutput, RunReport
 from simstudy.engine.identity import resolved_config, run_identity
 from simstudy.engine.manifest import environment_info
@@ -133,18 +135,38 @@ def _manifest(study: Study, plan: RunPlan, identity: RunIdentity, phases: dict[s
 
 
 def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: Study | None = None,
-            release_workers: bool = False) -> StudyResult:
+            release_workers: bool = True) -> StudyResult:
     """Build (unless ``study`` is given), run every phase, aggregate; write files when ``out`` is set.
 
-    ``release_workers``: stop the worker processes once the chunks are done (the command line,
-    which needs them no more): the process then runs one thread again and may fork to draw its
-    figures in parallel (:func:`simstudy.engine.backends.figures.start_saving_figures`).
+    ``release_workers``: stop the worker processes once the chunks are done (also when the run
+    fails): the process then runs one thread again and may fork to draw its figures in parallel
+    (:func:`simstudy.engine.backends.figures.start_saving_figures`), and the next run starts
+    workers that see the user's modules as they are then. A worker kept from an earlier run would
+    run the code it imported or inherited then: a module global the script changed between two
+    runs would keep its old value there and its new value in this process. Only a sweep of the
+    command line keeps them (``False``: its jobs run in one process with no user code between
+    them). SIGTERM and SIGHUP stop the run as Ctrl-C does
+    (:func:`~simstudy.engine.backends.signals.stop_on_signals`); on any interruption the workers
+    are killed and the run directory's lock released, and the run resumes from its finished chunks.
 
     The run directory is locked before any data is loaded (a busy or foreign directory is
     refused at once) and claimed for the run's identity once the parts are built. ``out`` may be
     a :class:`RunDirectory` the caller has locked already (the command line does, before it
     starts its workers).
     """
+    with stop_on_signals():
+        try:
+            return _execute(plan, out, study, release_workers)
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: no worker outlives the run
+            kill_workers()
+            raise
+        finally:
+            if release_workers:
+                kill_workers()
+
+
+def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study | None,
+             release_workers: bool) -> StudyResult:
     t_start = time.perf_counter()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     directory = None if out is None else (out if isinstance(out, RunDirectory) else RunDirectory(out)).lock()
@@ -179,8 +201,6 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
             records[phase.name] = _ordered_records(report, phase)
             manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])
         if release_workers:
-            from simstudy.engine.backends.workers import kill_workers
-
             kill_workers()
         main = records[study.main_phase]
         labels = study.record_labels()
