@@ -23,7 +23,7 @@ import pandas as pd
 
 from simstudy.engine.backends.prewarm import start_prewarm, wait_for_prewarm
 from simstudy.engine.backends.signals import stop_on_signals
-from simstudy.engine.backends.workers import kill_workers
+from simstudy.engine.backends.workers import kill_workers, user_modules
 from simstudy.engine.chunks import ChunkOutput, RunReport
 from simstudy.engine.identity import resolved_config, run_identity
 from simstudy.engine.manifest import environment_info
@@ -135,17 +135,19 @@ def _manifest(study: Study, plan: RunPlan, identity: RunIdentity, phases: dict[s
 
 
 def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: Study | None = None,
-            release_workers: bool = True) -> StudyResult:
+            release_workers: bool | None = None) -> StudyResult:
     """Build (unless ``study`` is given), run every phase, aggregate; write files when ``out`` is set.
 
-    ``release_workers``: stop the worker processes once the chunks are done (also when the run
-    fails): the process then runs one thread again and may fork to draw its figures in parallel
-    (:func:`simstudy.engine.backends.figures.start_saving_figures`), and the next run starts
-    workers that see the user's modules as they are then. A worker kept from an earlier run would
-    run the code it imported or inherited then: a module global the script changed between two
-    runs would keep its old value there and its new value in this process. Only a sweep of the
-    command line keeps them (``False``: its jobs run in one process with no user code between
-    them). SIGTERM and SIGHUP stop the run as Ctrl-C does
+    ``release_workers``: ``True``: stop the worker processes once the chunks are done (also when
+    the run fails; the command line's single run): the process then runs one thread again and may
+    fork to draw its figures in parallel
+    (:func:`simstudy.engine.backends.figures.start_saving_figures`). ``False``: keep them for the
+    next run (the command line's sweep, whose jobs run no user code in between). ``None`` (the
+    Python API): a run whose parts reference a module of the user's starts fresh workers and
+    stops them at its end; other runs keep them
+    (:func:`~simstudy.engine.backends.workers.user_modules`: a kept worker would run the user's
+    module as it was when the worker started, e.g. a global changed between two runs).
+    SIGTERM and SIGHUP stop the run as Ctrl-C does
     (:func:`~simstudy.engine.backends.signals.stop_on_signals`); on any interruption the workers
     are killed and the run directory's lock released, and the run resumes from its finished chunks.
 
@@ -160,13 +162,10 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: no worker outlives the run
             kill_workers()
             raise
-        finally:
-            if release_workers:
-                kill_workers()
 
 
 def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study | None,
-             release_workers: bool) -> StudyResult:
+             release_workers: bool | None) -> StudyResult:
     t_start = time.perf_counter()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     directory = None if out is None else (out if isinstance(out, RunDirectory) else RunDirectory(out)).lock()
@@ -175,6 +174,10 @@ def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study 
     try:
         study = study if study is not None else build(plan)
         phases = study.phases(plan.runner.on_error)
+        if release_workers is None:
+            release_workers = bool(user_modules(*(phase.worker for phase in phases)))
+        if release_workers:
+            kill_workers()  # workers kept from an earlier run never compute this one
         _check_only_replicate(plan, phases)
         identity = run_identity(study)
         config = resolved_config(study, plan)
@@ -215,6 +218,8 @@ def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study 
         _log_end(result, manifests)
         return result
     finally:
+        if release_workers:
+            kill_workers()
         wait_for_prewarm()  # never leave a thread importing matplotlib behind (an error or Ctrl-C ends the run)
         if directory is not None:
             detach_log()
