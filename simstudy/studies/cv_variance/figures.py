@@ -182,17 +182,17 @@ def _sweep_type1_vs_rho_hat(tests: pd.DataFrame, keys: list[str]):
     """The CV t-test's rejection rate against rho_hat, per setting at its largest n."""
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     t = tests[tests["test"] == "cv_t"] if "test" in tests else tests
-    largest = []
-    left_out = []
+    drawn, left_out = [], []
     for label, g in _series(t, keys):
-        n = g["n"].max()
-        g = g[g["n"] == n]
-        if not np.isfinite(pd.to_numeric(g["rejection_rate"], errors="coerce")).any():
+        g = g[g["n"] == g["n"].max()]
+        if np.isfinite(pd.to_numeric(g["rejection_rate"], errors="coerce")).any():
+            drawn.append((label, g))
+        else:
             left_out.append(f"{label} (no finite rejection rate)")
-            continue
-        largest.append(n)
+    largest = [int(g["n"].iloc[0]) for _, g in drawn]
+    for label, g in drawn:
         rate_bars(ax, g["rho_hat"], g["rejection_rate"], g["ci_low"], g["ci_high"], marker=".",
-                  label=label if len(set(t["n"])) == 1 else f"{label}, n={n}")
+                  label=label if len(set(largest)) == 1 else f"{label}, n={g['n'].iloc[0]}")
     alpha = float(t["alpha"].iloc[0])
     ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
     ax.set_xlabel("assumed rho_hat")
