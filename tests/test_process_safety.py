@@ -264,3 +264,41 @@ def test_collect_keeps_runs_of_another_configuration_apart_and_names_unfinished(
     assert len(result.summary["study.seed"].unique()) == 2 and 9 in set(result.summary["study.seed"])
     assert any(str(sweep / "5") in line and "unfinished" in line for line in result.left_out)
     assert str(sweep / "5") in (sweep / "collected_report.html").read_text()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.parametrize("backend", ["fork", "loky"])
+def test_workers_die_with_a_killed_parent(backend):
+    """SIGKILL of the main process (nothing of it runs): its workers end within seconds."""
+    code = textwrap.dedent(f"""
+        import os, signal
+        from simstudy.engine.backends.fork_pool import get_pool
+        from simstudy.engine.backends.tasks import run_task
+        from joblib import Parallel, delayed
+        if {backend!r} == "fork":
+            pool = get_pool(1)
+            pool.submit(run_task, lambda _: os.getpid(), None).result()
+            pids = pool.pids()
+        else:
+            pids = Parallel(n_jobs=2, backend="loky")(delayed(run_task)(lambda _: os.getpid(), None) for _ in range(4))
+            pids = sorted({{out.records for out in pids}})
+        print(" ".join(map(str, pids)), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    pids = [int(p) for p in proc.stdout.split()]
+    assert pids, proc.stderr[-1500:]
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in pids if _alive(p)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"workers alive 5 s after their parent was killed: {left}"
