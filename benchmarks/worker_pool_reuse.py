@@ -7,10 +7,12 @@ Usage (from the project root):
 
 Each repeat is a new Python process that runs the same small study twice (cv_variance, logistic
 population, tree, sizes [20, 40], 100 replicates, chunks of 10, two workers) and times both calls.
-``fresh``: the engine's rule (the workers are stopped at the end of every run, so the second run
-starts its own and sees the user's modules as they are then). ``kept``: the workers of the first
-run computing the second, as a kept pool did (``execute(..., release_workers=False)``), which could
-run stale code. The difference of the second calls' medians is what the rule costs a run. Records
+``fresh``: the workers are stopped at the end of every run, so the second run starts its own and
+sees the user's modules as they are then (what the engine does for a run whose parts reference a
+module of the user's). ``kept``: the workers of the first run compute the second
+(``execute(..., release_workers=False)``), which could run stale user code. ``rule``: the
+engine's default (``release_workers=None``) for these parts, all presets: kept. The difference of
+the second calls' medians, fresh - kept, is what fresh workers cost a run. Records
 are appended to ``results/benchmarks/worker_pool_reuse.jsonl``.
 """
 from __future__ import annotations
@@ -45,7 +47,7 @@ print("TIMES", json.dumps([once(), once()]))
 
 
 def one_process(backend: str, policy: str) -> list[float]:
-    code = SCRIPT.format(backend=backend, release=policy == "fresh")
+    code = SCRIPT.format(backend=backend, release={"fresh": True, "kept": False, "rule": None}[policy])
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
     if proc.returncode:
         raise SystemExit(proc.stderr[-2000:])
@@ -59,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     out = ROOT / "results" / "benchmarks" / "worker_pool_reuse.jsonl"
     for backend in args.backends.split(","):
-        times: dict[str, list[list[float]]] = {"fresh": [], "kept": []}
+        times: dict[str, list[list[float]]] = {"fresh": [], "kept": [], "rule": []}
         for _ in range(args.repeats):
             for policy in times:  # alternated, so that load drifts hit both
                 times[policy].append(one_process(backend, policy))
