@@ -456,7 +456,6 @@ def test_a_run_that_cannot_fit_is_refused_before_it_starts():
     assert "REFUSED" in proc.stdout, proc.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: unsorted sizes are drawn joined in the order given ([40, 20, 30])")
 def test_figures_draw_sizes_in_order_of_n():
     res = run(sizes=[40, 20, 30])
     for name, figure in res.figures().items():

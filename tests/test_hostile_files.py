@@ -221,8 +221,6 @@ def _collect(sweep: Path) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: simstudy-collect merges runs of different configurations (seeds 1 "
-                                       "and 2, nothing swept) into one series")
 def test_collect_never_merges_runs_of_different_configurations(tmp_path):
     sweep = tmp_path / "sweep"
     run(sweep / "0", seed=1, replicates=20)
@@ -237,8 +235,6 @@ def test_collect_never_merges_runs_of_different_configurations(tmp_path):
     assert varying and summary[varying[0]].nunique() == 2, f"the runs are not told apart: {list(summary.columns)}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: simstudy-collect drops a run without summary.csv (unfinished) "
-                                       "silently")
 def test_collect_never_drops_an_unfinished_run_silently(tmp_path):
     sweep = tmp_path / "sweep"
     run(sweep / "0", replicates=20)
@@ -249,8 +245,6 @@ def test_collect_never_drops_an_unfinished_run_silently(tmp_path):
     assert str(sweep / "1") in proc.stdout + proc.stderr, "the unfinished run is not mentioned"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: collected figures join the sizes of a run in the order given "
-                                       "([40, 20, 30])")
 def test_collected_figures_sort_by_n(tmp_path):
     sweep = tmp_path / "sweep"
     run(sweep / "0", replicates=20, sizes=[40, 20, 30])

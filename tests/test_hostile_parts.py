@@ -328,8 +328,6 @@ def _stale(tmp_path, n_jobs: int, change: str) -> float:
 
 
 @pytest.mark.parametrize("how", ["global", "reload"])
-@pytest.mark.xfail(strict=True, reason="issue 32: with n_jobs=2 the kept fork pool computes the second run with the "
-                                       "loss module as it was at the first run (the old cost); n_jobs=1 sees the new")
 def test_worker_pool_never_runs_stale_code(tmp_path, how):
     change = {"global": "user_loss.COST = 5.0",
               "reload": f"open({str(tmp_path / 'user_loss.py')!r}, 'w').write('COST = 5.0\\n\\ndef cost(y, y_hat):\\n"

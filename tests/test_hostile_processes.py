@@ -200,42 +200,31 @@ def _check_stopped_and_resumed(proc, out, env, left, done, reference, backend) -
 
 
 # ----------------------------------------------------------------------------- SIGTERM / SIGHUP / SIGKILL
-@pytest.mark.xfail(strict=True, reason="issue 32: SIGTERM to the command leaves its forked workers running (they hold "
-                                       "run.lock: the resume is refused as 'in use by' the dead command)")
 def test_sigterm_mid_chunks_fork(tmp_path, reference):
     _check_stopped_and_resumed(*_interrupt(tmp_path, "fork", signal.SIGTERM, "chunks"), reference, "fork")
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 32: SIGHUP (terminal closed) leaves the forked workers running, "
-                                       "holding run.lock")
 def test_sighup_mid_chunks_fork(tmp_path, reference):
     _check_stopped_and_resumed(*_interrupt(tmp_path, "fork", signal.SIGHUP, "chunks"), reference, "fork")
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 32: after a SIGKILL of the command its forked workers live on and "
-                                       "hold run.lock (inherited), so the resume is refused")
 def test_sigkill_of_the_command_mid_chunks_fork(tmp_path, reference):
     _check_stopped_and_resumed(*_interrupt(tmp_path, "fork", signal.SIGKILL, "chunks"), reference, "fork")
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 32: SIGTERM while the forked workers warm up leaves them running")
 def test_sigterm_during_warm_up_fork(tmp_path, reference):
     _check_stopped_and_resumed(*_interrupt(tmp_path, "fork", signal.SIGTERM, "warm-up"), reference, "fork")
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 32: after SIGTERM to the command the loky workers and both resource "
-                                       "trackers live on for minutes (the lock is free: loky starts new interpreters)")
 def test_sigterm_mid_chunks_loky(tmp_path, reference):
     _check_stopped_and_resumed(*_interrupt(tmp_path, "loky", signal.SIGTERM, "chunks"), reference, "loky")
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 32: after a SIGKILL of the command the loky workers and both resource "
-                                       "trackers live on for minutes")
 def test_sigkill_of_the_command_mid_chunks_loky(tmp_path, reference):
     _check_stopped_and_resumed(*_interrupt(tmp_path, "loky", signal.SIGKILL, "chunks"), reference, "loky")
 
@@ -270,8 +259,9 @@ def test_sigkill_while_the_report_is_written(tmp_path, reference):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 32: SIGTERM while the report is written kills the command at once: "
-                                       "the directory holds records without a manifest and load_run accepts it")
+@pytest.mark.xfail(strict=True, reason="issue 32: SIGTERM while the report is written stops the command and frees "
+                                       "the lock, but the directory holds records without a manifest and load_run "
+                                       "accepts it")
 def test_sigterm_while_the_report_is_written(tmp_path, reference):
     _report_interrupted(tmp_path, reference, signal.SIGTERM)
 

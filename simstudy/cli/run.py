@@ -12,6 +12,7 @@ from pathlib import Path
 from simstudy.cli import hydra as hydra_glue
 from simstudy.cli.console import disk_message, fail, setup_logging
 from simstudy.cli.run_dir import create_run_dir, remove_created_dirs
+from simstudy.engine.backends.signals import RunStopped
 from simstudy.errors import ConfigError, UserError
 
 __all__ = ["console_main", "main"]
@@ -30,13 +31,13 @@ def _unused_parts(plan, overrides: list[str]) -> None:
                               "this override.")
 
 
-def _interrupted(run_dir: str) -> str:
+def _interrupted(run_dir: str, what: str = "interrupted") -> str:
     shards = Path(run_dir) / "shards"
     done = len(list(shards.rglob("*.json"))) if shards.is_dir() else 0
     if done:
-        return (f"interrupted. {done} finished chunk(s) are kept in {shards}; run the same command again to resume "
+        return (f"{what}. {done} finished chunk(s) are kept in {shards}; run the same command again to resume "
                 "(only the missing replicates are computed).")
-    return "interrupted before any chunk finished; run the same command again to start the run."
+    return f"{what} before any chunk finished; run the same command again to start the run."
 
 
 def _run(cfg) -> None:
@@ -67,6 +68,8 @@ def _run(cfg) -> None:
         if isinstance(exc, UserError):
             log.debug("refused: %s", exc)
             fail("simstudy", " ".join(str(exc).split()))
+        if isinstance(exc, RunStopped):
+            fail("simstudy", _interrupted(run_dir, f"stopped by {exc.name} (its workers too)"), 128 + exc.signum)
         if isinstance(exc, KeyboardInterrupt):
             fail("simstudy", _interrupted(run_dir), 130)
         if isinstance(exc, OSError):

@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 
 from simstudy.engine.backends.prewarm import start_prewarm, wait_for_prewarm
+from simstudy.engine.backends.signals import stop_on_signals
+from simstudy.engine.backends.workers import kill_workers, user_modules
 from simstudy.engine.chunks import ChunkOutput, RunReport
 from simstudy.engine.identity import resolved_config, run_identity
 from simstudy.engine.manifest import environment_info
@@ -165,18 +167,37 @@ def _manifest(study: Study, plan: RunPlan, identity: RunIdentity, phases: dict[s
 
 
 def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: Study | None = None,
-            release_workers: bool = False) -> StudyResult:
+            release_workers: bool | None = None) -> StudyResult:
     """Build (unless ``study`` is given), run every phase, aggregate; write files when ``out`` is set.
 
-    ``release_workers``: stop the worker processes once the chunks are done (the command line,
-    which needs them no more): the process then runs one thread again and may fork to draw its
-    figures in parallel (:func:`simstudy.engine.backends.figures.start_saving_figures`).
+    ``release_workers``: ``True``: stop the worker processes once the chunks are done (also when
+    the run fails; the command line's single run): the process then runs one thread again and may
+    fork to draw its figures in parallel
+    (:func:`simstudy.engine.backends.figures.start_saving_figures`). ``False``: keep them for the
+    next run (the command line's sweep, whose jobs run no user code in between). ``None`` (the
+    Python API): a run whose parts reference a module of the user's starts fresh workers and
+    stops them at its end; other runs keep them
+    (:func:`~simstudy.engine.backends.workers.user_modules`: a kept worker would run the user's
+    module as it was when the worker started, e.g. a global changed between two runs).
+    SIGTERM and SIGHUP stop the run as Ctrl-C does
+    (:func:`~simstudy.engine.backends.signals.stop_on_signals`); on any interruption the workers
+    are killed and the run directory's lock released, and the run resumes from its finished chunks.
 
     The run directory is locked before any data is loaded (a busy or foreign directory is
     refused at once) and claimed for the run's identity once the parts are built. ``out`` may be
     a :class:`RunDirectory` the caller has locked already (the command line does, before it
     starts its workers).
     """
+    with stop_on_signals():
+        try:
+            return _execute(plan, out, study, release_workers)
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: no worker outlives the run
+            kill_workers()
+            raise
+
+
+def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study | None,
+             release_workers: bool | None) -> StudyResult:
     t_start = time.perf_counter()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     directory = None if out is None else (out if isinstance(out, RunDirectory) else RunDirectory(out)).lock()
@@ -185,6 +206,10 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
     try:
         study = study if study is not None else build(plan)
         phases = study.phases(plan.runner.on_error)
+        if release_workers is None:
+            release_workers = bool(user_modules(*(phase.worker for phase in phases)))
+        if release_workers:
+            kill_workers()  # workers kept from an earlier run never compute this one
         _check_only_replicate(plan, phases)
         identity = run_identity(study)
         config = resolved_config(study, plan)
@@ -202,8 +227,6 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
         note_cold_start()
         records, manifests, rounds = _run_phases(study, phases, plan, directory, identity)
         if release_workers:
-            from simstudy.engine.backends.workers import kill_workers
-
             kill_workers()
         main = records[study.main_phase]
         labels = study.record_labels()
@@ -220,6 +243,8 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
         _log_end(result, manifests)
         return result
     finally:
+        if release_workers:
+            kill_workers()
         wait_for_prewarm()  # never leave a thread importing matplotlib behind (an error or Ctrl-C ends the run)
         if directory is not None:
             detach_log()

@@ -11,7 +11,12 @@
 - **Lock.** A process holds an exclusive ``flock`` on ``run.lock`` for the whole run; a second
   process on the same directory is refused with the holder's pid, host and start time. The
   kernel releases the lock when its holder dies (even by SIGKILL), so a lock file left by a
-  killed run is detected as stale and taken over.
+  killed run is detected as stale and taken over. A forked child (a worker, a figure process)
+  closes its copy of the lock at once (:func:`os.register_at_fork`), so that it never keeps the
+  lock of a dead parent. The lock file records the holder's pid, host, boot id and process start
+  time: a lock still held while its recorded holder is not running (the pid gone, reused by
+  another program, or the machine restarted) is taken over too, with a warning; a lock recorded
+  by another host is never judged from here.
 - **Foreign directories.** A non-empty directory that is not a simstudy run is refused (never
   written into); a refused run leaves the directory as it found it.
 """
@@ -72,6 +77,84 @@ def _changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") ->
     return keys
 
 
+#: File descriptors of the run locks this process holds; a forked child closes its copies.
+_held_locks: set[int] = set()
+
+
+def _close_held_locks() -> None:
+    for fd in _held_locks:
+        try:
+            os.close(fd)
+        except OSError:  # pragma: no cover - already closed
+            pass
+    _held_locks.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_held_locks)
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _process_start(pid: int) -> str:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/PID/stat``, field 22); ""
+    when unknown or not running."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return text[text.rindex(")") + 2:].split()[19]
+
+
+def holder_record() -> dict[str, Any]:
+    """What the lock file says about this process (see the module docstring)."""
+    return {"pid": os.getpid(), "host": socket.gethostname(), "boot_id": _boot_id(),
+            "process_start": _process_start(os.getpid()),
+            "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def _parse_holder(text: str) -> dict[str, Any] | None:
+    try:
+        holder = json.loads(text)
+    except ValueError:
+        return None
+    return holder if isinstance(holder, dict) and isinstance(holder.get("pid"), int) else None
+
+
+def describe_holder(text: str) -> str:
+    """A lock file's content as a phrase ("pid 12 on host, started ...")."""
+    holder = _parse_holder(text)
+    if holder is None:
+        return text.strip() or "unknown process"
+    return f"pid {holder['pid']} on {holder.get('host', '?')}, started {holder.get('started', '?')}"
+
+
+def dead_holder(text: str) -> str:
+    """Why the lock's recorded holder is known not to run any more ("" when it may still run, or
+    runs on another host, or the record is not readable)."""
+    holder = _parse_holder(text)
+    if holder is None or holder.get("host") != socket.gethostname():
+        return ""
+    pid, boot = holder["pid"], _boot_id()
+    if holder.get("boot_id") and boot and holder["boot_id"] != boot:
+        return "the machine has restarted since"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return f"process {pid} is not running"
+    except PermissionError:
+        pass
+    start = _process_start(pid)
+    if holder.get("process_start") and start and start != holder["process_start"]:
+        return f"pid {pid} now belongs to another process"
+    return ""
+
+
 class RunDirectory:
     """Claim, lock and release one run directory.
 
@@ -126,13 +209,13 @@ class RunDirectory:
         previous = os.read(fd, 4096).decode(errors="replace").strip()
         if previous:
             log.warning("run directory %s: a lock left by a run that did not finish (%s) was found stale and "
-                        "taken over", self.path, previous)
+                        "taken over", self.path, describe_holder(previous))
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
-        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}, started {started}".encode())
+        os.write(fd, json.dumps(holder_record()).encode())
         os.fsync(fd)
         self._fd = fd
+        _held_locks.add(fd)
 
     def _locked_fd(self, lock: Path) -> int:
         """Open ``lock`` and hold an exclusive flock on it; refuse if another process holds it.
@@ -145,18 +228,51 @@ class RunDirectory:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = os.read(fd, 4096).decode(errors="replace").strip() or "unknown process"
+                holder = os.read(fd, 4096).decode(errors="replace").strip()
                 os.close(fd)
+                why = dead_holder(holder)
+                taken = self._take_over(lock, holder) if why else None
+                if taken is not None:
+                    log.warning("run directory %s: its lock was still held although its holder (%s) is dead (%s); "
+                                "the lock was taken over", self.path, describe_holder(holder), why)
+                    return taken
                 self._created_dir = False
                 raise RunDirectoryError(
-                    f"hydra.run.dir={str(self.path)!r} is in use by another simstudy run ({holder}). Wait for it to "
-                    "finish, or choose another hydra.run.dir; two processes never write one run directory.") from None
+                    f"hydra.run.dir={str(self.path)!r} is in use by another simstudy run ({describe_holder(holder)})."
+                    " Wait for it to finish, or choose another hydra.run.dir; two processes never write one run "
+                    "directory.") from None
             try:
                 if os.fstat(fd).st_ino == os.stat(lock).st_ino:
                     return fd
             except FileNotFoundError:
                 pass
             os.close(fd)  # removed by its holder between our open and our flock: try the current file
+
+    def _take_over(self, lock: Path, holder: str) -> int | None:
+        """Replace the lock file still held for ``holder`` (a dead process; an orphan of it keeps the
+        flock) with a new one locked by this process; None if it changed meanwhile.
+
+        Two processes taking over at once are serialised by a flock on the directory itself, and
+        each checks under it that the lock file still names the dead holder; the new file is
+        locked before it is renamed into place, so nobody sees it unlocked.
+        """
+        guard = os.open(self.path, os.O_RDONLY)
+        try:
+            fcntl.flock(guard, fcntl.LOCK_EX)
+            try:
+                with open(lock, "rb") as fh:
+                    if fh.read(4096).decode(errors="replace").strip() != holder:
+                        return None
+            except FileNotFoundError:
+                return None
+            fresh = lock.with_name(f"{LOCK_FILE}.{os.getpid()}.tmp")
+            fd = os.open(fresh, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.replace(fresh, lock)
+            return fd
+        finally:
+            fcntl.flock(guard, fcntl.LOCK_UN)
+            os.close(guard)
 
     def release(self) -> None:
         """Release the lock and remove the lock file."""
@@ -165,6 +281,7 @@ class RunDirectory:
         try:
             (self.path / LOCK_FILE).unlink(missing_ok=True)
         finally:
+            _held_locks.discard(self._fd)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None

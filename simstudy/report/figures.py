@@ -29,8 +29,9 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator  # noqa: E402
 
-__all__ = ["ERROR_BARS", "Z95", "style_axes", "save_figure", "draw_figure", "plt", "size_axis", "plain_log_axis", "rate_bars", "mean_bars", "paper_points", "finish",
-           "panel_grid", "series_style", "plain_number"]
+__all__ = ["ERROR_BARS", "Z95", "style_axes", "save_figure", "draw_figure", "plt", "size_axis", "plain_log_axis",
+           "rate_bars", "mean_bars", "paper_points", "finish", "in_order_of_x", "panel_grid", "series_style",
+           "plain_number"]
 
 log = logging.getLogger("simstudy")
 
@@ -87,28 +88,43 @@ def series_style(names: Sequence[str]) -> dict[str, dict]:
             for i, name in enumerate(dict.fromkeys(names))}
 
 
+def in_order_of_x(x, *ys) -> tuple[np.ndarray, ...]:
+    """``x`` and the ``ys`` as arrays, sorted by ``x`` when it is numeric (a line joins its points
+    in the order given: sizes run as ``[40, 20, 30]`` would be drawn zig-zag); categories keep
+    their order."""
+    x = np.asarray(x)
+    arrays = [np.asarray(y) for y in ys]
+    if x.ndim == 1 and np.issubdtype(x.dtype, np.number) and len(x) > 1:
+        order = np.argsort(x, kind="stable")
+        x, arrays = x[order], [a[order] if a.ndim == 1 and len(a) == len(order) else a for a in arrays]
+    return (x, *arrays)
+
+
 def rate_bars(ax, x, rate, low, high, scale: float = 100.0, **kwargs):
     """A rate with its 95% Wilson interval as asymmetric error bars (``scale`` 100: percent)."""
+    x, rate, low, high = in_order_of_x(x, rate, low, high)
     rate, low, high = (np.asarray(v, dtype=float) * scale for v in (rate, low, high))
     err = np.clip(np.vstack([rate - low, high - rate]), 0, None)
     kwargs.setdefault("capsize", 2)
     kwargs.setdefault("markersize", 4)
-    return ax.errorbar(np.asarray(x), rate, yerr=err, **kwargs)
+    return ax.errorbar(x, rate, yerr=err, **kwargs)
 
 
 def mean_bars(ax, x, mean, se, scale: float = 1.0, **kwargs):
     """A Monte Carlo mean with +-1.96 standard errors as error bars."""
+    x, mean, se = in_order_of_x(x, mean, se)
     mean = np.asarray(mean, dtype=float) * scale
     se = np.nan_to_num(np.asarray(se, dtype=float) * scale)
     kwargs.setdefault("capsize", 2)
     kwargs.setdefault("markersize", 4)
-    return ax.errorbar(np.asarray(x), mean, yerr=Z95 * se, **kwargs)
+    return ax.errorbar(x, mean, yerr=Z95 * se, **kwargs)
 
 
 def paper_points(ax, x, y, label: str = "paper", **kwargs):
     """Published values as open black squares joined by a thin dashed line."""
     style = {"color": "black", "marker": "s", "mfc": "none", "ls": "--", "lw": 0.8, "markersize": 6, **kwargs}
-    return ax.plot(np.asarray(x), np.asarray(y), label=label, **style)
+    x, y = in_order_of_x(x, y)
+    return ax.plot(x, y, label=label, **style)
 
 
 def panel_grid(rows: int, cols: int, width: float = 4.2, height: float = 3.3, sharey: bool | str = False):

@@ -1,7 +1,8 @@
 """Every process the engine starts: worker pools (:mod:`.joblib_pool`: loky, threading,
 sequential; :mod:`.fork_pool`; :mod:`.dask_cluster`), the task each worker runs (:mod:`.tasks`),
 stopping them (:mod:`.workers`), loading the report's libraries while they compute
-(:mod:`.prewarm`) and the forked children that save figures (:mod:`.figures`). :func:`.streams.open_stream`
+(:mod:`.prewarm`), the forked children that save figures (:mod:`.figures`) and the signals that
+stop a run (:mod:`.signals`). :func:`.streams.open_stream`
 picks a backend's stream of chunk outputs. Nothing outside this package starts a process or a
 thread.
 """

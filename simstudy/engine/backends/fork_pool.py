@@ -19,7 +19,8 @@ as cloudpickle bytes (loky's pickler, so functions and classes defined in ``__ma
 notebook work as with loky); :meth:`ForkPool.results` pickles a run's function once and keeps at
 most twice the workers' tasks in flight (as joblib's ``pre_dispatch``). A forked worker ignores
 SIGINT (Ctrl-C is the main process's business) and drops the logging handlers it inherited
-(its warnings reach stderr as a fresh loky worker's do). A worker that dies (killed for
+(its warnings reach stderr as a fresh loky worker's do); it also ignores SIGHUP and dies with
+the main process, even one killed outright (:mod:`simstudy.engine.backends.signals`). A worker that dies (killed for
 memory, a crash in compiled code) breaks the pool: :meth:`ForkPool.results` raises
 :class:`WorkerLost` and the pool is replaced next time.
 """
@@ -37,6 +38,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterable, Iterator
 
+from simstudy.engine.backends.signals import die_with_parent
 from simstudy.engine.backends.tasks import describe_chunk, run_chunk, run_task, worker_lost
 from simstudy.engine.chunks import ChunkOutput
 from simstudy.errors import WorkerLost
@@ -76,9 +78,16 @@ def resolve_backend(backend: str, size: int = 1) -> str:
     return "fork" if (_pool is not None and _pool.usable and _pool.size >= size) or safe_to_fork() else "loky"
 
 
-def _start_worker() -> None:
-    """In a freshly forked worker: ignore Ctrl-C, forget the parent's logging handlers."""
+def _start_worker(parent: int, from_main_thread: bool) -> None:
+    """In a freshly forked worker: ignore Ctrl-C and SIGHUP (the parent stops the run and its
+    workers), take SIGTERM's default action (the pool's own way to stop a worker), die with the
+    parent (:func:`~simstudy.engine.backends.signals.die_with_parent`, when forked from its main
+    thread), forget the parent's logging handlers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if from_main_thread:
+        die_with_parent(parent)
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)  # not closed: the files are the parent's
@@ -128,11 +137,11 @@ class ForkPool:
         sys.stdout.flush()  # a buffer copied into the children would be written twice
         sys.stderr.flush()
         self.size = size
+        main = threading.current_thread() is threading.main_thread()
         self._executor = ProcessPoolExecutor(max_workers=size, mp_context=multiprocessing.get_context("fork"),
-                                             initializer=_start_worker)
+                                             initializer=_start_worker, initargs=(os.getpid(), main))
         # the first task forks every worker at once (Python >= 3.11), before the pool starts its own
         # thread; with SIGINT ignored meanwhile, so that no worker is ever without that setting
-        main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
         try:
             self._executor.submit(int)

@@ -12,6 +12,7 @@ import time
 import warnings
 from typing import Any, Callable
 
+from simstudy.engine.backends.signals import watch_parent
 from simstudy.engine.chunks import ChunkOutput
 from simstudy.errors import WorkerLost
 from simstudy.studies.base import Chunk
@@ -30,12 +31,15 @@ def ignore_interrupts_in_worker() -> None:
     A Ctrl-C at the terminal reaches every process of the group; the main process stops the run
     and says how to resume, and the workers it started are stopped with it. Left to themselves,
     the workers would each print a KeyboardInterrupt traceback (or worse, from inside a compiled
-    kernel). Called at the start of every task; does nothing in the main process or off a main
-    thread (dask runs tasks in threads).
+    kernel). The same for SIGHUP; and the worker ends once the main process has died
+    (:func:`~simstudy.engine.backends.signals.watch_parent`). Called at the start of every task;
+    does nothing in the main process or off a main thread (dask runs tasks in threads).
     """
     if os.environ.get(_MAIN_PID_VARIABLE) == str(os.getpid()) or threading.current_thread() is not threading.main_thread():
         return
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a closed terminal: the main process stops the run
+    watch_parent()  # a main process killed outright (SIGKILL) leaves no worker behind
 
 
 def _warning_key(w: warnings.WarningMessage) -> str:

@@ -28,12 +28,47 @@ from simstudy.studies.cv_variance.worker import THETAS, CVVarianceWorker
 from simstudy.studies.settings import targets_of
 from simstudy.studies.targets import TargetMeasure
 
-__all__ = ["CVVarianceStudy", "CVVarianceConfig", "CVVarianceWorker", "aggregate", "make_conditions", "THETAS"]
+__all__ = ["CVVarianceStudy", "CVVarianceConfig", "CVVarianceWorker", "aggregate", "degenerate_warnings",
+           "make_conditions", "THETAS"]
 
 
 def make_conditions(sizes, K: int, population):
     """Conditions keyed by (cv_variance, n, K, population); see :func:`~simstudy.studies.base.size_conditions`."""
     return size_conditions("cv_variance", sizes, K, population)
+
+
+#: A rate is reported as driven by degenerate replicates when they make up at least this share
+#: of its rejections.
+DEGENERATE_SHARE = 0.1
+
+
+def degenerate_warnings(summary: pd.DataFrame, tests: pd.DataFrame) -> list[str]:
+    """Warnings for the conditions whose t-test rejections come largely from degenerate replicates.
+
+    A replicate whose K fold means are all equal (zero spread, ``theta3_zero`` in the summary:
+    common with K = 2 and a 0-1 loss at small n) has t = +-inf in eq. 9 whatever rho_hat, so it
+    rejects H0 at every level (:func:`simstudy.inference.cv_t_test`). When such replicates are
+    at least :data:`DEGENERATE_SHARE` of a condition's rejections, the rate says more about the
+    loss's granularity than about the test; the warning gives their count and the rate without them.
+    """
+    lines = []
+    if "theta3_zero" not in summary or tests is None or not len(tests):
+        return lines
+    for _, row in summary[summary["theta3_zero"] > 0].iterrows():
+        zero = int(row["theta3_zero"])
+        t = tests[(tests["n"] == row["n"]) & (tests["K"] == row["K"]) & (tests["test"] == "cv_t")]
+        if not len(t):
+            continue
+        low = t.loc[t["rejections"].idxmin()]  # the rate with the fewest rejections: the largest share
+        rejections, replicates = int(low["rejections"]), int(low["replicates"])
+        if rejections == 0 or zero < DEGENERATE_SHARE * rejections:
+            continue
+        rest = (rejections - zero) / (replicates - zero) if replicates > zero else float("nan")
+        lines.append(f"  warning: n={row['n']}, K={row['K']}: {zero} of {replicates} replicates have all fold means "
+                     f"equal (zero spread: t = ±inf, rejected at every rho_hat); they are {zero} of the "
+                     f"{rejections} rejections at rho_hat={low['rho_hat']:g} (without them: {100 * rest:.1f}%). "
+                     "The rate reflects ties of the loss, not the test.")
+    return lines
 
 
 class CVVarianceStudy(Study):
@@ -186,7 +221,7 @@ class CVVarianceStudy(Study):
                 cells.append(cell)
             lines.append(f"  n={n:<5} " + "   ".join(cells))
         lines.append("  ± = 1.96 Monte Carlo SE (95%)" + ("; z = (ours - paper) / combined SE" if has_paper else ""))
-        return "\n".join(lines)
+        return "\n".join(lines + degenerate_warnings(s, t))
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
         return {"population": self.population.describe(),
