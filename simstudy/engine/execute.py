@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy.engine.backends.prewarm import start_prewarm, wait_for_prewarm
+from simstudy.engine.budget import check_budget
 from simstudy.engine.chunks import ChunkOutput, RunReport
 from simstudy.engine.identity import resolved_config, run_identity
 from simstudy.engine.manifest import environment_info
@@ -152,6 +153,7 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
     environment = environment_info(directory.path if directory is not None else None)
     try:
         study = study if study is not None else build(plan)
+        check_budget(plan.config, plan.runner, _features(study.population), announce=True)
         phases = study.phases(plan.runner.on_error)
         _check_only_replicate(plan, phases)
         identity = run_identity(study)
@@ -199,6 +201,15 @@ def execute(plan: RunPlan, out: str | Path | RunDirectory | None = None, study: 
         if directory is not None:
             detach_log()
             directory.release()
+
+
+def _features(population: Any) -> int:
+    """The number of features a population declares in its description (1 when it gives none)."""
+    try:
+        features = population.describe().get("features", 1) if population is not None else 1
+    except Exception:  # noqa: BLE001 - a user's population need not describe itself
+        return 1
+    return features if isinstance(features, int) and features > 0 else 1
 
 
 def _check_only_replicate(plan: RunPlan, phases: list[Phase]) -> None:
