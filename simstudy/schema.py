@@ -126,7 +126,7 @@ def _text(value: Any, field_name: str) -> Any:
 def _sequence(value: Any, item: Any, field_name: str) -> list:
     if isinstance(value, np.ndarray) and value.ndim == 1:
         value = value.tolist()
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, collections.abc.Sequence) and not isinstance(value, (str, bytes)):  # list, tuple, ListConfig
         return [coerce(v, item, field_name) for v in value]
     example = "[20, 40]" if item is int else "[0.0, 0.5]" if item is float else "['A', 'B']"
     kind = "the text" if isinstance(value, str) else "the single value"
