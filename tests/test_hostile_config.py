@@ -505,8 +505,6 @@ def test_audit_replicates_message_states_the_real_default(audit_arrays):
         assert int(stated.replace(",", "")) == default
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a learner class instead of an instance gives scikit-learn's raw "
-                                       "TypeError")
 def test_audit_learner_class_instead_of_instance(audit_arrays):
     from simstudy.audit import audit
 
