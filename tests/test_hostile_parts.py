@@ -231,8 +231,6 @@ def test_protocol_learner_with_short_predictions():
     part_failure(lambda: run(learner=hp.ProtocolShortPredict()), "learner.predict", SHAPE_WORDS)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a learner object without a str name raises a plain ValueError, not a "
-                                       "UserError")
 def test_protocol_learner_without_a_name():
     with pytest.raises(UserError) as excinfo:
         run(learner=hp.ProtocolNoName())

@@ -36,6 +36,8 @@ class RunnerConfig:
     only_replicate: Optional[int] = None
     #: Discard an existing run of a different configuration in the same run directory.
     overwrite: bool = False
+    #: Refuse a run estimated not to fit in memory or not to finish (simstudy.engine.budget).
+    check_budget: bool = True
 
 
 def _is_int(value: Any) -> bool:

@@ -24,6 +24,7 @@ import pandas as pd
 from simstudy.engine.backends.prewarm import start_prewarm, wait_for_prewarm
 from simstudy.engine.backends.signals import stop_on_signals
 from simstudy.engine.backends.workers import kill_workers, user_modules
+from simstudy.engine.budget import check_budget
 from simstudy.engine.chunks import ChunkOutput, RunReport
 from simstudy.engine.identity import resolved_config, run_identity
 from simstudy.engine.manifest import environment_info
@@ -205,6 +206,7 @@ def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study 
     environment = environment_info(directory.path if directory is not None else None)
     try:
         study = study if study is not None else build(plan)
+        check_budget(plan.config, plan.runner, _features(study.population), announce=True)
         phases = study.phases(plan.runner.on_error)
         if release_workers is None:
             release_workers = bool(user_modules(*(phase.worker for phase in phases)))
@@ -271,6 +273,15 @@ def _run_phases(study: Study, phases: list[Phase], plan: RunPlan, directory: Run
             records[phase.name] = _ordered_records(report, phase)
         manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])
     return records, manifests, rounds
+
+
+def _features(population: Any) -> int:
+    """The number of features a population declares in its description (1 when it gives none)."""
+    try:
+        features = population.describe().get("features", 1) if population is not None else 1
+    except Exception:  # noqa: BLE001 - a user's population need not describe itself
+        return 1
+    return features if isinstance(features, int) and features > 0 else 1
 
 
 def _check_only_replicate(plan: RunPlan, phases: list[Phase]) -> None:

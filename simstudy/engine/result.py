@@ -172,8 +172,13 @@ class StudyResult:
         ConfigError
             A setting that would change the records (use a new run for those) or an invalid value.
         """
+        from simstudy.schema import typed_settings, unknown_key
+
         allowed = set(self.study.Config.field_names("report"))
+        fields = set(self.study.Config.field_names()) - {"name"}
         for key in settings:
+            if key not in fields:
+                raise unknown_key("study", str(key), fields, f"study {self.study.name!r}")
             if key not in allowed and not allowed:
                 raise ConfigError(f"study.{key} cannot be re-aggregated: study {self.study.name!r} has no setting that "
                                   "changes only its tables; its numbers come from the records themselves.")
@@ -181,6 +186,7 @@ class StudyResult:
                 raise ConfigError(f"study.{key} cannot be changed without recomputing the records (re-aggregation can "
                                   f"change only {', '.join(f'study.{k}' for k in sorted(allowed))}); run the study "
                                   "again with the new value in a new hydra.run.dir.")
+        settings = typed_settings(self.study.Config, settings, "study", f"study {self.study.name!r}")
         config = type(self.study.config)(**{**self.study.config.as_dict(), **settings})
         config.validate()
         study = type(self.study)(config, self.study.population, self.study.learner, self.study.loss)

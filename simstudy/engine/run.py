@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from simstudy.engine.execute import execute
-from simstudy.engine.plan import make_runner, prepare
+from simstudy.engine.plan import check_storable, make_runner, prepare
 from simstudy.engine.result import StudyResult
 
 __all__ = ["run_study"]
@@ -66,4 +66,6 @@ def run_study(study: Any, *, population: Any = None, learner: Any = None, runner
     options = make_runner(runner, n_jobs=n_jobs, chunk_size=chunk_size, progress=progress, backend=backend,
                           overwrite=overwrite)
     plan = prepare(study, population, learner, options, **params)
+    if out is not None:
+        check_storable(plan)
     return execute(plan, out, study=None)

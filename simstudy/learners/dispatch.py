@@ -235,6 +235,9 @@ def build_learner(spec: Any, population: Any = None, loss: Any = None, field_nam
         from simstudy.registry import LEARNERS
 
         spec = LEARNERS.preset(spec, field_name, "a scikit-learn estimator or a learner object")
+    if isinstance(spec, type):
+        raise ConfigError(f"{field_name}={spec.__name__} is a class, not an instance: give an instance, e.g. "
+                          f"{field_name}={spec.__name__}() (with its parameters), or a preset name such as 'tree'.")
     engine, fast_path, ties = "auto", True, "draw"
     if isinstance(spec, Mapping) or (hasattr(spec, "items") and not hasattr(spec, "fit")):
         obj, name, engine, fast_path, ties = _from_mapping(spec, field_name)

@@ -19,7 +19,12 @@ def resolve_study(study: Any) -> type[Study]:
         return study
     if isinstance(study, str):
         if study in STUDIES:
-            return STUDIES[study].load()
+            try:
+                return STUDIES[study].load()
+            except (ImportError, AttributeError) as exc:
+                raise ConfigError(f"study={study!r} is invalid: its implementation {STUDIES[study].target!r} cannot "
+                                  f"be imported ({type(exc).__name__}: {exc}); fix the target it was registered "
+                                  "with.") from None
         if "." in study or ":" in study:
             try:
                 cls = import_path(study)
@@ -37,12 +42,10 @@ def resolve_study(study: Any) -> type[Study]:
 
 def make_config(study: type[Study], params: Mapping[str, Any]) -> StudyConfig:
     """The study's config dataclass from ``params`` (unknown keys refused), validated."""
-    known = set(study.Config.field_names())
+    from simstudy.schema import typed_settings
+
     params = {k: v for k, v in params.items() if k not in ("_target_",)}
-    unknown = sorted(set(params) - known)
-    if unknown:
-        raise ConfigError(f"study.{unknown[0]} is not a setting of study {study.name!r}: its settings are "
-                          f"{', '.join(sorted(known - {'name'}))}.")
+    params = typed_settings(study.Config, params, "study", f"study {study.name!r}")
     params.setdefault("name", study.name)
     if params["name"] != study.name:
         params["name"] = study.name
