@@ -20,6 +20,7 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_clt.aggregate import aggregate, loss_stability, own_target_table, rate_table, width_table
 from simstudy.studies.cv_clt.config import CVCLTConfig
 from simstudy.studies.cv_clt.worker import CVCLTWorker, comparison_label
+from simstudy.populations.checks import draw_sample
 
 __all__ = ["CVCLTStudy", "make_conditions"]
 
@@ -66,7 +67,7 @@ class CVCLTStudy(Study):
                                   "population=tabular with population.path=...) or one with a truth "
                                   "(gaussian_linear, friedman1).")
 
-        check_loss(self.loss, pop.sample(min(self.config.sizes), np.random.default_rng(0)).y,
+        check_loss(self.loss, draw_sample(pop, min(self.config.sizes), np.random.default_rng(0)).y,
                    getattr(pop, "task", "classification"))
         for name, learner in self.learners.items():
             check_learner_task(learner, pop, f"study.learners.{name}")

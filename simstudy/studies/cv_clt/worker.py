@@ -38,6 +38,7 @@ from simstudy.learners.base import learners_context
 from simstudy.populations.truth import true_risks
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.studies.base import Chunk, SizeCondition, map_replicates
+from simstudy.populations.checks import draw_sample
 
 __all__ = ["CVCLTWorker", "comparison_label", "self_pair"]
 
@@ -132,7 +133,7 @@ class CVCLTWorker:
         """One row per requested subject (learners first, then comparisons)."""
         n, K, m = cond.n, cond.K, cond.m
         rng = replicate_rng(self.seed, cond.key, r)            # sample and splits: shared by learners
-        sample = self.population.sample(n, rng)
+        sample = draw_sample(self.population, n, rng)
         labels = KFold(K).labels(n, rng)
         halves = FiveByTwo().halves(n, rng)
         tv_test = RepeatedSplits(m, self.repeated_splits).test_masks(n, rng)

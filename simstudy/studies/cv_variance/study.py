@@ -25,6 +25,7 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.config import CVVarianceConfig
 from simstudy.studies.cv_variance.worker import THETAS, CVVarianceWorker
+from simstudy.populations.checks import draw_sample
 
 __all__ = ["CVVarianceStudy", "CVVarianceConfig", "CVVarianceWorker", "aggregate", "make_conditions", "THETAS"]
 
@@ -62,7 +63,7 @@ class CVVarianceStudy(Study):
             if why:
                 raise ConfigError(f"study.truth=true is invalid here: {why}; set study.truth=false (mu_true is then "
                                   "the mean of mu_hat).")
-        probe = self.population.sample(min(self.config.sizes), np.random.default_rng(0))
+        probe = draw_sample(self.population, min(self.config.sizes), np.random.default_rng(0))
         check_loss(self.loss, probe.y, getattr(self.population, "task", "classification"))
         check_learner_task(self.learner, self.population)
 

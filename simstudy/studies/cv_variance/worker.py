@@ -27,6 +27,7 @@ from simstudy.cv.splits import KFold
 from simstudy.inference import variance_estimates, variance_estimates_from_blocks
 from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation
+from simstudy.populations.checks import draw_sample
 from simstudy.populations.truth import true_risks
 from simstudy.rng import replicate_rng
 from simstudy.studies.base import Chunk, SizeCondition, map_replicates
@@ -58,7 +59,7 @@ class CVVarianceWorker:
         if isinstance(self.population, ResidualPopulation):  # residuals drawn directly, exact mean
             blocks = self.population.residual_blocks(cond.K, cond.m, rng)
             return blocks.ravel(), np.full(cond.K, self.population.mean), np.zeros(cond.K)
-        sample = self.population.sample(cond.n, rng)
+        sample = draw_sample(self.population, cond.n, rng)
         labels = KFold(cond.K).labels(cond.n, rng)
         folds = cross_validate(self.learner, self.learner.start(sample), labels, cond.K, rng,
                                keep_models=self.truth, proba=self.loss.needs_proba)
@@ -80,7 +81,7 @@ class CVVarianceWorker:
         X, y, labels = [], [], []
         for r in range(chunk.start, chunk.stop):
             rng = replicate_rng(self.seed, cond.key, r)
-            sample = self.population.sample(n, rng)
+            sample = draw_sample(self.population, n, rng)
             X.append(sample.X)
             y.append(sample.y)
             labels.append(KFold(K).labels(n, rng))

@@ -21,6 +21,7 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.rho_hat.aggregate import PROCEDURES, aggregate, goal_table
 from simstudy.studies.rho_hat.config import RhoHatConfig
 from simstudy.studies.rho_hat.worker import RhoHatWorker
+from simstudy.populations.checks import draw_sample
 
 __all__ = ["RhoHatStudy", "RhoHatConfig", "pivot_percent"]
 
@@ -56,7 +57,7 @@ class RhoHatStudy(Study):
                 raise ConfigError(f"population {self.population.name!r} draws residuals without an example-level "
                                   "model (draw_examples); the subsample estimators need one. Use gaussian_folds.")
             return
-        probe = self.population.sample(min(self.config.sizes), np.random.default_rng(0))
+        probe = draw_sample(self.population, min(self.config.sizes), np.random.default_rng(0))
         check_loss(self.loss, probe.y, getattr(self.population, "task", "classification"))
         check_learner_task(self.learner, self.population)
 

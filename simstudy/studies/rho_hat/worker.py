@@ -33,6 +33,7 @@ from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation, Sample
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.studies.base import Chunk, SizeCondition, replicate_records
+from simstudy.populations.checks import draw_sample
 
 __all__ = ["RhoHatWorker", "fold_means_of"]
 
@@ -112,7 +113,7 @@ class RhoHatWorker:
         if isinstance(self.population, ResidualPopulation):
             return self._residual_replicate(cond, r)
         rng = replicate_rng(self.seed, cond.key, r)
-        sample = self.population.sample(cond.n, rng)
+        sample = draw_sample(self.population, cond.n, rng)
         labels = KFold(cond.K).labels(cond.n, rng)
         nested_rng = self._stream(cond, "nested_cv", r) if r < self.nested_cv_replicates else None
         return self.analyse(sample, labels, cond.K, rng, self._stream(cond, "subsamples", r), nested_rng)
