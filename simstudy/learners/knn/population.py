@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from simstudy.learners.base import finite_population_data
 from simstudy.learners.knn import walks
 
 __all__ = ["KnnModel", "KnnState", "PopulationKNN", "neighbour_lists", "supported_knn_params"]
@@ -115,8 +116,10 @@ class KnnState:
 def supported_knn_params(estimator, kind: str = "KNeighborsClassifier") -> tuple[bool, str]:
     """Whether the estimator is a ``kind`` (``KNeighborsClassifier``, which :class:`PopulationKNN`
     reproduces, or ``KNeighborsRegressor``) with uniform weights and Euclidean distance (and why not)."""
-    if type(estimator).__name__ != kind:
-        return False, f"{type(estimator).__name__} is not {kind}"
+    from sklearn import neighbors
+
+    if type(estimator) is not getattr(neighbors, kind):   # a subclass may predict otherwise: not reproduced
+        return False, f"{type(estimator).__name__} is not sklearn.neighbors.{kind}"
     params = estimator.get_params(deep=False)
     if params["weights"] != "uniform":
         return False, f"weights={params['weights']!r} (only 'uniform')"
@@ -300,7 +303,8 @@ class PopulationKNN:
         """Exact error of each model on the whole population (one pass serves all models).
 
         ``population`` must be the one whose rows this k-NN indexes (checked by shape)."""
-        if population is not None and getattr(population, "X", self.X).shape != self.X.shape:
+        data = finite_population_data(population)
+        if population is not None and (data is None or data[0].shape != self.X.shape):
             raise ValueError("the population k-NN indexes another population than the one asked for.")
         pred = self._predict_many(models, None)
         return np.mean(pred != self.y, axis=1)

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from simstudy.learners.base import Folds
+from simstudy.learners.base import Folds, finite_population_data
 from simstudy.learners.logistic.batch import supported_logistic_params
 from simstudy.learners.logistic.newton import CONVERGED, MAX_ITER, OPTIMUM_TOL, SINGLE_CLASS, STATUS_NAMES, _fit_batch
 
@@ -275,7 +275,8 @@ def logistic_learner(estimator, name: str, population: Any = None, engine: str =
         return None, (f"solver={solver!r} stops by its own tolerance, short of the optimum the kernel reaches; set "
                       "solver='newton-cholesky' for scikit-learn's own fits on the kernel, or engine=numba for the "
                       "optimum")
-    labels = getattr(population, "y", None)
+    data = finite_population_data(population)
+    labels = data[1] if data is not None else None
     if labels is not None and not np.isin(np.unique(labels), (0, 1)).all():
         return None, "the batched logistic kernel needs binary labels 0 and 1"
     return LogisticLearner(estimator, name), ""

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simstudy.cv.checks import scored_losses
 from simstudy.cv.loop import cross_validate, nested_cv_losses, split_losses
 from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
 from simstudy.inference import cv_clt_sigma, nested_cv_interval
@@ -118,7 +119,7 @@ class CVCLTWorker:
         state = learner.start(sample)
         y = sample.y
         folds = cross_validate(learner, state, labels, K, fit_rng, keep_models=True, proba=self.loss.needs_proba)
-        losses = self.loss(y, folds.predictions, folds.proba)
+        losses = scored_losses(self.loss, y, folds.predictions, folds.proba, getattr(self.population, "task", None))
         full = learner.fit(state, np.arange(cond.n), fit_rng)
         risks = true_risks(learner, list(folds.models) + [full], self.population, self.loss)
         truth = risks.values

@@ -16,7 +16,8 @@ import pandas as pd
 from simstudy.cv.losses import check_loss, resolve_loss
 from simstudy.populations.base import ResidualPopulation
 from simstudy.report import frame_to_markdown
-from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
+from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, describe_part, record_labels,
+                                   size_conditions,
                                    with_labels)
 from simstudy.studies.rho_hat.aggregate import PROCEDURES, aggregate, goal_table
 from simstudy.studies.rho_hat.config import RhoHatConfig
@@ -117,6 +118,6 @@ class RhoHatStudy(Study):
                 + pivot_percent(tables.tests, "size").to_string(index=False))
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
-        return {"population": self.population.describe(),
-                "learner": self.learner.describe() if self.learner is not None else None,
+        return {"population": describe_part(self.population),
+                "learner": describe_part(self.learner) if self.learner is not None else None,
                 "loss": self.loss.describe(), "procedures": PROCEDURES}

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simstudy.cv.checks import scored_losses
 from simstudy.cv.loop import cross_validate, nested_cv_losses, split_losses
 from simstudy.cv.splits import KFold
 from simstudy.inference import cv_clt_sigma, nested_cv_interval, subsample_cv
@@ -80,7 +81,8 @@ class RhoHatWorker:
     def _learner_cv(self, sample: Sample, labels: np.ndarray, K: int, rng) -> tuple[Any, np.ndarray]:
         state = self.learner.start(sample)
         folds = cross_validate(self.learner, state, labels, K, rng, proba=self.loss.needs_proba)
-        return state, np.asarray(self.loss(sample.y, folds.predictions, folds.proba), dtype=float)
+        task = getattr(self.population, "task", None)
+        return state, scored_losses(self.loss, sample.y, folds.predictions, folds.proba, task)
 
     def _nested(self, state, y, labels, losses, n: int, K: int, rng) -> tuple[float, float]:
         def fit_splits(trains, tests):
