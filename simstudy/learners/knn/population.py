@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from simstudy.learners.base import finite_population_data
+from simstudy.learners.contracts import KernelInputError, require_rows, require_sample
 from simstudy.learners.knn import walks
 
 __all__ = ["KnnModel", "KnnState", "PopulationKNN", "neighbour_lists", "supported_knn_params"]
@@ -200,6 +201,9 @@ class PopulationKNN:
         self.name = name
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.int64)
+        require_sample("population k-NN", self.X, self.y)
+        if self.y.min() < 0:   # labels index the kernels' vote counts
+            raise KernelInputError(f"population k-NN: class labels from {self.y.min()}; it needs labels 0..C-1.")
         self.n_classes = int(self.y.max()) + 1
         self.list_length = int(min(list_length, self.X.shape[0]))
         digest = hashlib.sha256(self.X.tobytes()).hexdigest()[:20]
@@ -259,6 +263,7 @@ class PopulationKNN:
         if sample.index is None:
             raise ValueError("the population k-NN needs samples drawn from a finite population (row indices).")
         index = np.asarray(sample.index, dtype=np.int64)
+        require_rows("population k-NN", index, self.X.shape[0], "sample.index (population rows)")
         rows, position = np.unique(index, return_inverse=True)
         return KnnState(index, rows, position.astype(np.int64))
 

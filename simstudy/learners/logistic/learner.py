@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from simstudy.learners.base import Folds, finite_population_data
+from simstudy.learners.contracts import require_fold_labels, require_sample
 from simstudy.learners.logistic.batch import supported_logistic_params
 from simstudy.learners.logistic.newton import CONVERGED, MAX_ITER, OPTIMUM_TOL, SINGLE_CLASS, STATUS_NAMES, _fit_batch
 
@@ -131,6 +132,7 @@ class LogisticLearner:
         """Check the sample (finite features, labels 0/1) and lay it out for the kernel."""
         X = np.ascontiguousarray(sample.X, dtype=np.float64)
         y = np.asarray(sample.y)
+        require_sample("logistic regression", X, y)
         if not np.isin(y, (0, 1)).all():
             raise ValueError(f"learner {self.name!r}: the batched logistic kernel needs labels 0 and 1; this sample "
                              f"has {np.unique(y)[:5].tolist()}. Use engine=sklearn for other labels.")
@@ -182,6 +184,7 @@ class LogisticLearner:
         ``fit`` and ``predict`` fold by fold (seeds drawn in fold order, none for a single-class
         training fold)."""
         labels = np.asarray(labels)
+        require_fold_labels("logistic regression cross-validation", labels, state.X.shape[0], K)
         train = labels[None, :] != np.arange(K)[:, None]                     # (K, n)
         seeds = []
         for k in range(K):
