@@ -61,8 +61,11 @@ def check_predictions(pred: Any, y: np.ndarray, task: str | None = None, proba: 
 
 def _check_labels(pred: np.ndarray, y: np.ndarray, part: str) -> None:
     """Predicted class labels are labels of the sample (the training sets' labels are among them)."""
+    if pred.dtype.kind in "iu" and y.dtype.kind in "iu" and pred.size and _known_integers(pred, y):
+        return
     classes = np.unique(y)
-    known = np.isin(pred, classes)
+    place = np.minimum(np.searchsorted(classes, pred), classes.size - 1)
+    known = classes[place] == pred
     if known.all():
         return
     odd = pred[~known][0]
@@ -71,6 +74,23 @@ def _check_labels(pred: np.ndarray, y: np.ndarray, part: str) -> None:
     raise PartOutputError(f"{part} returned {int((~known).sum())} value(s) that are no class label of the sample, "
                           f"e.g. {odd}{hint}; the labels are {shown}{' ...' if classes.size > 10 else ''}: return "
                           "one of them for every row.")
+
+
+def _known_integers(pred: np.ndarray, y: np.ndarray) -> bool:
+    """True when every integer prediction is a label of ``y`` (integers), decided cheaply: within
+    the labels' range with at most two labels there, or by a table of the labels present; False
+    means "not decided here" (the exact check follows)."""
+    low, high = y.min(), y.max()
+    if pred.min() < low or pred.max() > high:
+        return False
+    span = int(high) - int(low) + 1
+    if span <= 2:
+        return True
+    if span > 4 * y.size + 64:
+        return False
+    present = np.zeros(span, dtype=bool)
+    present[y - low] = True
+    return bool(present[pred - low].all())
 
 
 def _check_proba(proba: np.ndarray, n: int, part: str = "learner.predict_proba") -> None:
@@ -85,15 +105,15 @@ def _check_proba(proba: np.ndarray, n: int, part: str = "learner.predict_proba")
 def checked_losses(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
     """A loss's values as floats, if there is one finite value per point (``shape``: that of ``y``)."""
     out = np.asarray(values, dtype=float)
-    n = int(np.prod(shape))
-    if out.shape != tuple(shape):
+    if out.shape != shape:
+        n = int(np.prod(shape))
         what = "a scalar" if out.ndim == 0 else f"shape {out.shape}"
         raise PartOutputError(f"loss {name!r} returned {what} for {n} points; a loss must return one value per "
                               "point (length == number of points), not their mean.")
     if not np.isfinite(out).all():
         bad = ~np.isfinite(out)
         raise PartOutputError(f"loss {name!r} returned {int(bad.sum())} non-finite value(s) ({out[bad][0]}: NaN or "
-                              f"inf) for {n} points; a loss must return finite numbers.")
+                              f"inf) for {out.size} points; a loss must return finite numbers.")
     return out
 
 

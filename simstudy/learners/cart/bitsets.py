@@ -222,8 +222,8 @@ def population_errors(trees: list[CartTree], X: np.ndarray, y: np.ndarray) -> np
     y : ndarray (N,) integer labels
     """
     require_sample("CART population errors", X, y)
-    for tree in trees:
-        require_features("CART population errors", X, int(tree.feature.max(initial=-1)) + 1)
+    if trees:  # one reduction over all the trees' split features
+        require_features("CART population errors", X, int(np.concatenate([t.feature for t in trees]).max()) + 1)
     bitsets = _BITSETS.get(X, y)
     if bitsets is not None:
         return np.array([bitsets.errors(t) for t in trees]) / bitsets.n_rows
