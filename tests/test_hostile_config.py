@@ -263,7 +263,6 @@ def test_learner_class_instead_of_instance(tmp_path):
     assert_clear_error(refused(tmp_path / "run", learner=DecisionTreeClassifier), "learner", words=("instance",))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: learner=5 raises a plain ValueError, not a UserError")
 def test_learner_as_a_number(tmp_path):
     assert_clear_error(refused(tmp_path / "run", learner=5), "learner", "int")
 
