@@ -537,8 +537,6 @@ def test_audit_missing_features_refused(audit_arrays):
 FOLD_MEANS = np.array([0.2, 0.3, 0.25, 0.1, 0.15])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: an infinite fold mean gives statistic 0 and p-value 1 (no evidence) "
-                                       "with an interval (nan, inf)")
 def test_cv_t_test_with_an_infinite_fold_mean():
     try:
         res = inference.cv_t_test(np.array([0.2, np.inf, 0.3]), mu0=0.2)
@@ -548,8 +546,6 @@ def test_cv_t_test_with_an_infinite_fold_mean():
         assert np.isnan(res.pvalue), f"p-value {res.pvalue} from an infinite fold mean"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: mcnemar_test(1.5, 3) is computed as if b were 1 (binomial_test "
-                                       "refuses fractional counts)")
 def test_mcnemar_with_fractional_counts():
     with pytest.raises(ValueError, match="whole"):
         inference.mcnemar_test(1.5, 3)
@@ -587,8 +583,6 @@ def cv_data():
 
 
 @pytest.mark.parametrize("estimator", ["StringTree", "ScalarTree", "AlienLabelTree"])
-@pytest.mark.xfail(strict=True, reason="issue 32: cross_validate_losses scores predictions that are strings, one "
-                                       "scalar or labels outside y's classes (0-1 loss 1.0 or 0.5, tight intervals)")
 def test_cvinference_checks_the_predictions(cv_data, estimator):
     import hostile_parts
     from simstudy.cvinference import cross_validate_losses
@@ -599,8 +593,6 @@ def test_cvinference_checks_the_predictions(cv_data, estimator):
     assert "predict" in str(excinfo.value)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: from_predictions with a test fold index beyond the data gives a raw "
-                                       "IndexError")
 def test_cvinference_fold_index_out_of_range(cv_data):
     from simstudy.cvinference import from_predictions
 

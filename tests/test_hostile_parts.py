@@ -71,29 +71,20 @@ SHAPE_WORDS = ("shape", "rows", "length", "lengths")
 
 
 @pytest.mark.parametrize("population", ["ShortX", "ShortY", "ExtraRows"])
-@pytest.mark.xfail(strict=True, reason="issue 32: a sample with X and y of different lengths (or n + 1 rows) reaches "
-                                       "the compiled tree: records with failed=0 and numbers that change from run to "
-                                       "run, or heap corruption (free(): invalid next size, double free)")
 def test_sample_of_the_wrong_shape(population):
     _accepted_in_subprocess(population, "population.sample", SHAPE_WORDS)
 
 
 @pytest.mark.parametrize("population, words", [("NaNFeatures", ("nan", "finite")), ("InfFeatures", ("inf", "finite")),
                                                ("NaNLabels", ("nan", "label", "finite"))])
-@pytest.mark.xfail(strict=True, reason="issue 32: NaN/inf features or labels from a custom population are accepted "
-                                       "(records with failed=0)")
 def test_sample_with_non_finite_values(population, words):
     part_failure(lambda: run(getattr(hp, population)()), "population.sample", words)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a 1-D X fails every replicate with 'ValueError: not enough values to "
-                                       "unpack', which names neither the part nor what it returned")
 def test_sample_with_one_dimensional_features():
     part_failure(lambda: run(hp.FlatX()), "population.sample", ("shape", "1-d", "2-d", "dimension"))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a population returning a tuple instead of a Sample gives a raw "
-                                       "AttributeError ('tuple' object has no attribute 'y')")
 def test_sample_returns_a_tuple(blobs):
     try:
         res = run(hp.TupleSample())
@@ -103,13 +94,10 @@ def test_sample_returns_a_tuple(blobs):
         assert_same_records(res, blobs["plain"])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a population returning None gives a raw AttributeError")
 def test_sample_returns_none():
     part_failure(lambda: run(hp.NoneSample()), "population.sample", ("None",))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: seed_params() returning None gives a raw TypeError ('NoneType' "
-                                       "object is not a mapping)")
 def test_seed_params_returns_none():
     with pytest.raises(UserError) as excinfo:
         run(hp.NoneSeedParams())
@@ -142,19 +130,11 @@ def test_signed_labels_with_the_truth(blobs):
     assert_same_records(res, blobs["truth"], ("mu_hat", "true_error"))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a population attribute named X sends the truth down the finite-"
-                                       "population fast path (truth.py duck-types on hasattr(population, 'X')): every "
-                                       "replicate fails, then a raw ZeroDivisionError")
 def test_population_attribute_named_x_with_the_truth(blobs):
     assert_same_records(run(hp.XAttribute(), truth=True), blobs["truth"], ("mu_hat", "true_error"))
 
 
-@pytest.mark.parametrize("population", [
-    pytest.param("ShortEvaluation", marks=pytest.mark.xfail(strict=True, reason="issue 32: an evaluation set with y "
-                                                            "one short fails every truth, then raw ZeroDivisionError")),
-    pytest.param("NaNEvaluation", marks=pytest.mark.xfail(strict=True, reason="issue 32: an evaluation set with NaN "
-                                                          "features gives truths computed on them (failed=0)")),
-])
+@pytest.mark.parametrize("population", ["ShortEvaluation", "NaNEvaluation"])
 def test_broken_evaluation_set(population):
     """The truth computed from an evaluation set whose y is short, or whose X holds NaN: the
     replicates' truths fail naming the evaluation set, or the run is refused."""
@@ -172,8 +152,6 @@ def test_broken_evaluation_set(population):
         pytest.fail(f"truths {truth[:3]} computed from a broken evaluation set")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: NaN regression targets are refused as 'study.loss='squared' returned "
-                                       "a non-finite value': the loss is blamed, not the population's sample")
 def test_regression_targets_with_nan():
     part_failure(lambda: run(hp.NaNTargets(), learner="ols", loss="squared"), "population.sample", ("nan", "finite"))
 
@@ -186,26 +164,19 @@ def test_regression_targets_with_nan():
     (hp.ShortTree(), SHAPE_WORDS),
     (hp.AlienLabelTree(), ("7", "label", "class")),
 ], ids=["probabilities", "strings", "scalar", "one too few", "unknown label"])
-@pytest.mark.xfail(strict=True, reason="issue 32: a learner whose predict returns probabilities, strings, a scalar, "
-                                       "one value too few or a label outside the classes is scored (failed=0)")
 def test_predictions_of_the_wrong_kind(estimator, words):
     part_failure(lambda: run(learner=estimator), "learner.predict", words)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: predictions of shape (n, 1) fail every replicate with numpy's "
-                                       "'boolean array indexing' TypeError, which names neither the part nor the shape")
 def test_predictions_as_a_column():
     part_failure(lambda: run(learner=hp.ColumnTree()), "learner.predict", ("shape", "2-d", "dimension", "column"))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: NaN predictions of a regressor are scored (mu_hat NaN, failed=0)")
 def test_regressor_predicting_nan():
     part_failure(lambda: run(hp.Line(), learner=hp.NaNRegressor(), loss="squared"), "learner.predict",
                  ("nan", "finite"))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a user's estimator class named KNeighborsRegressor is replaced by "
-                                       "the built-in kernel (chosen by the class name): its predict is never called")
 def test_estimator_subclass_with_a_kernel_name_keeps_its_own_predict():
     res = run(hp.Line(), learner=hp.KNeighborsRegressor(n_neighbors=3), loss="squared")
     assert res.records["mu_hat"].min() > 1000, "the user's predictions (shifted by 100) were not used"
@@ -217,16 +188,12 @@ def test_estimator_subclass_of_a_kernel_class_keeps_its_own_predict():
     assert int(res.summary["failed"].sum()) == 0 and res.records["mu_hat"].mean() > 0.5
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a learner object with only the protocol's required methods fails "
-                                       "after the whole run with AttributeError: no 'describe' (documented optional)")
 def test_minimal_protocol_learner():
     res = run(learner=hp.ProtocolLearner())
     assert int(res.summary["failed"].sum()) == 0
     assert res.records["mu_hat"].between(0, 1).all()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a protocol learner's short predictions are not checked (and the run "
-                                       "ends on AttributeError: no 'describe')")
 def test_protocol_learner_with_short_predictions():
     part_failure(lambda: run(learner=hp.ProtocolShortPredict()), "learner.predict", SHAPE_WORDS)
 
@@ -263,9 +230,6 @@ def test_a_run_whose_replicates_all_failed_writes_its_report_or_stops_clearly(tm
 @pytest.mark.parametrize("loss, words", [(hp.nan_on_full, ("nan", "finite")), (hp.neg_inf_on_full, ("inf", "finite")),
                                          (hp.short_on_full, SHAPE_WORDS), (hp.mean_on_full, ("scalar", "shape"))],
                          ids=["NaN", "-inf", "one too few", "a mean"])
-@pytest.mark.xfail(strict=True, reason="issue 32: a loss that passes the 8-point probe but returns NaN/-inf on full "
-                                       "vectors gives mu_hat NaN/-inf with failed=0; wrong lengths fail with numpy's "
-                                       "IndexError, which does not name the loss")
 def test_loss_that_misbehaves_on_full_vectors(loss, words):
     part_failure(lambda: run(loss=loss), "loss", words)
 
@@ -290,14 +254,10 @@ def _cli_part_failure(proc, out, part) -> None:
     assert (errors != "").any() and errors[errors != ""].str.contains(part, regex=False).all()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: study.loss=<a loss returning NaN on full vectors> ends with exit 0, "
-                                       "mu_hat NaN and failed=0")
 def test_cli_loss_returning_nan(tmp_path):
     _cli_part_failure(*_cli_run(tmp_path, "study.loss=hostile_parts.nan_on_full"), "loss")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: population._target_=<X one row short> reaches the compiled tree "
-                                       "(failed=0, or a heap-corruption abort)")
 def test_cli_population_with_a_short_x(tmp_path):
     _cli_part_failure(*_cli_run(tmp_path, "population=custom", "population._target_=hostile_parts.ShortX"),
                       "population.sample")

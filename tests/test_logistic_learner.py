@@ -34,11 +34,14 @@ def letter():
 
 
 class _Binary:
-    """A finite population stand-in: features X, labels y (what fast_kernel looks at)."""
+    """A finite population stand-in: it declares its data (``finite_data``, what fast_kernel looks at)."""
 
     def __init__(self, y):
         self.X = np.zeros((len(y), 1))
         self.y = np.asarray(y)
+
+    def finite_data(self, dtype=np.float64):
+        return self.X.astype(dtype), self.y
 
 
 def _pair(population, **params):

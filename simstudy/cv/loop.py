@@ -18,7 +18,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from simstudy.cv.checks import check_predictions, checked_fold_predictions
 from simstudy.cv.splits import KFold
+from simstudy.errors import PartOutputError
 from simstudy.learners.base import BatchFolds, Folds
 
 __all__ = ["NestedCVLosses", "cross_validate", "cross_validate_batch", "fold_members", "nested_cv_losses",
@@ -64,7 +66,8 @@ def cross_validate(learner: Any, state: Any, labels: np.ndarray, K: int, rng: np
     for k in range(K):
         test = labels == k
         model = learner.fit(state, everyone[~test], rng)
-        pred = np.asarray(learner.predict(state, model, everyone[test]))
+        rows = everyone[test]
+        pred = checked_fold_predictions(learner.predict(state, model, rows), rows.size)
         if predictions is None:
             predictions = np.empty(n, dtype=pred.dtype)
         predictions[test] = pred
@@ -115,7 +118,12 @@ def split_losses(learner: Any, state: Any, y: np.ndarray, loss: Any, tests: Sequ
             train_rows.append(everyone[train] if np.asarray(train).dtype == bool else np.asarray(train))
     many = getattr(learner, "split_predictions", None)
     if callable(many) and not loss.needs_proba:      # all fits in one call: the same fits, draws and predictions
-        predictions = many(state, train_rows, test_rows, rng)
+        predictions = list(many(state, train_rows, test_rows, rng))
+        if len(predictions) != len(test_rows):
+            raise PartOutputError(f"learner.split_predictions returned {len(predictions)} prediction arrays for "
+                                  f"{len(test_rows)} splits; return one per split, in order.")
+        for rows, pred in zip(test_rows, predictions):
+            check_predictions(pred, y, rows=rows.size, part="learner.split_predictions")
         return [loss(y[rows], pred, None) for rows, pred in zip(test_rows, predictions)]
     return [score(learner, state, learner.fit(state, train, rng), test, y, loss)
             for train, test in zip(train_rows, test_rows)]
@@ -125,6 +133,7 @@ def score(learner: Any, state: Any, model: Any, rows: np.ndarray, y: np.ndarray,
     """Per-point losses of ``model`` on the sample's rows ``rows`` (probabilities when the loss needs them)."""
     pred = learner.predict(state, model, rows)
     proba = learner.predict_proba(state, model, rows) if loss.needs_proba else None
+    check_predictions(pred, y, proba=proba, rows=np.size(rows))
     return loss(y[rows], pred, proba)
 
 

@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from simstudy.errors import ConfigError
+from simstudy.cv.checks import checked_losses
+from simstudy.errors import ConfigError, PartOutputError
 
 __all__ = ["Loss", "check_loss", "resolve_loss", "zero_one", "squared", "absolute", "log_loss",
            "brier"]
@@ -30,6 +31,9 @@ __all__ = ["Loss", "check_loss", "resolve_loss", "zero_one", "squared", "absolut
 #: of every run's identity hash (:mod:`simstudy.engine.rundir`), so this name stays fixed whatever
 #: module defines them; a run directory written with it resumes and extends.
 IDENTITY_MODULE = "simstudy.losses"
+
+#: The most labels :func:`check_loss` scores (a probe sample is scored whole up to this length).
+PROBE_POINTS = 4096
 
 #: Tasks a loss applies to.
 TASKS = ("classification", "regression", "any")
@@ -62,14 +66,20 @@ class Loss:
     bounds: tuple[float, float] = (-np.inf, np.inf)
 
     def __call__(self, y, y_hat, proba=None) -> np.ndarray:
-        """Per-point losses as a float array of the shape of ``y``."""
+        """Per-point losses as a float array of the shape of ``y``.
+
+        Raises
+        ------
+        PartOutputError
+            The function returned another shape or a non-finite value (:func:`~simstudy.cv.checks.checked_losses`).
+        """
         if self.needs_proba:
             if proba is None:
                 raise ValueError(f"loss {self.name!r} needs predicted probabilities; the learner gave none.")
             out = self.function(y, y_hat, proba)
         else:
             out = self.function(y, y_hat)
-        return np.asarray(out, dtype=float)
+        return checked_losses(out, np.shape(y), self.name)
 
     def describe(self) -> dict[str, Any]:
         """JSON-serialisable description (manifest, config hash)."""
@@ -201,14 +211,16 @@ def resolve_loss(spec: Any, field_name: str = "study.loss") -> Loss:
 def check_loss(loss: Loss, y: np.ndarray, task: str, field_name: str = "study.loss") -> None:
     """Refuse a loss that does not fit the population's task or gives non-finite values.
 
-    The loss is evaluated on ``y`` against itself and against a shifted prediction (for
-    classification: the other class); it must return one finite value per point.
+    The loss is evaluated on ``y`` (its first :data:`PROBE_POINTS` values: a whole probe
+    sample of the study's smallest size, so that a loss misbehaving only on vectors of a
+    training set's length is caught before the run) against itself and against a shifted
+    prediction (for classification: the other class); it must return one finite value per point.
     """
     if loss.task != "any" and task in TASKS and loss.task != task:
         hint = "squared or absolute" if task == "regression" else "zero_one, log_loss or brier"
         raise ConfigError(f"{field_name}={loss.name!r} is a {loss.task} loss but the population is a {task} "
                          f"problem: use {hint} (or your own loss function).")
-    y = np.asarray(y)[:8]
+    y = np.asarray(y)[:PROBE_POINTS]
     if task == "classification":
         classes = np.unique(y)
         other = np.where(y == classes[0], classes[-1], classes[0])
@@ -219,6 +231,9 @@ def check_loss(loss: Loss, y: np.ndarray, task: str, field_name: str = "study.lo
     for y_hat, proba in probes:
         try:
             values = loss(y, y_hat, proba)
+        except PartOutputError as exc:  # the wrong shape or a non-finite value
+            raise ConfigError(f"{field_name}={loss.name!r} on a probe of the population's labels: {exc}; fix the "
+                              "loss function.") from None
         except Exception as exc:
             raise ConfigError(f"{field_name}={loss.name!r} failed on a probe of the population's labels "
                              f"({type(exc).__name__}: {exc}); a loss takes (y, y_hat[, proba]) arrays.") from None

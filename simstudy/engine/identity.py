@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from simstudy.engine.plan import RunPlan
 from simstudy.engine.rundir import RunIdentity
 from simstudy.populations.io.fingerprint import population_fingerprint
-from simstudy.studies.base import Study
+from simstudy.studies.base import Study, describe_part
 
 __all__ = ["resolved_config", "run_identity"]
 
@@ -35,9 +35,7 @@ def run_identity(study: Study) -> RunIdentity:
 
 
 def _describe(part: Any) -> dict[str, Any]:
-    describe = getattr(part, "describe", None)
-    return describe() if callable(describe) else {"name": getattr(part, "name", type(part).__name__),
-                                                  "type": f"{type(part).__module__}.{type(part).__qualname__}"}
+    return describe_part(part)
 
 
 def resolved_config(study: Study, plan: RunPlan) -> dict[str, Any]:

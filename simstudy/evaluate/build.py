@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from simstudy.cv.checks import check_predictions
 from simstudy.cv.losses import Loss, resolve_loss
 from simstudy.cv.splits import check_splitter
 from simstudy.evaluate.result import CVLosses, Refit
@@ -95,7 +96,10 @@ def _fit_and_score(estimator: Any, X: Any, y: np.ndarray, scorer: _Scorer, train
             raise ValueError(f"loss {scorer.loss.name!r} needs predict_proba, which {type(model).__name__} lacks.")
         proba = scorer.aligned_proba(model, model.predict_proba(X_test))
         return model, scorer(test, None, proba)
-    return model, scorer(test, model.predict(X_test))
+    predictions = model.predict(X_test)
+    task = scorer.loss.task if scorer.loss.task in ("classification", "regression") else None
+    check_predictions(predictions, y, task, rows=len(test), part=f"{type(model).__name__}.predict")
+    return model, scorer(test, predictions)
 
 
 @dataclass(frozen=True)
@@ -229,6 +233,9 @@ def _labels_from(folds: Any, n: int) -> np.ndarray:
     labels = np.full(n, -1)
     for k, item in enumerate(items):
         test = np.asarray(item[1] if isinstance(item, tuple) else item)
+        if test.dtype.kind in "iu" and test.size and (test.min() < 0 or test.max() >= n):
+            raise ValueError(f"folds: test fold {k} holds row index {test.max() if test.max() >= n else test.min()}, "
+                             f"beyond the {n} predictions; fold indices must lie in 0..{n - 1}.")
         if (labels[test] >= 0).any():
             raise ValueError("the test folds overlap: a row is in two of them; give a partition of the rows.")
         labels[test] = k

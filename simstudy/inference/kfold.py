@@ -25,6 +25,9 @@ def _fold_means_iv(fold_means) -> np.ndarray:
         raise ValueError(
             f"fold_means must have K >= 2 entries along its last axis; got shape {fm.shape}."
         )
+    infinite = np.isinf(fm)
+    if infinite.any():  # an infinite fold mean defines no test: NaN results there, never a confident number
+        fm = np.where(infinite.any(axis=-1, keepdims=True), np.nan, fm)
     return fm
 
 

@@ -219,6 +219,8 @@ def mcnemar_test(b: int, c: int, exact: bool = True, mu0=0.5, alternative: str =
     -----
     b + c = 0 gives no information: p-value 1, estimate NaN, interval [0, 1].
     """
+    if not all(isinstance(v, (int, np.integer)) or (np.ndim(v) == 0 and float(v) == np.round(float(v))) for v in (b, c)):
+        raise ValueError(f"counts b and c must be whole numbers (counts of test points); got b={b!r}, c={c!r}.")
     b, c = int(b), int(c)
     if b < 0 or c < 0:
         raise ValueError(f"counts must be non-negative; got b={b}, c={c}.")

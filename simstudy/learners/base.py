@@ -33,7 +33,7 @@ import numpy as np
 from simstudy.errors import ConfigError
 
 __all__ = ["Learner", "Folds", "BatchFolds", "REQUIRED_METHODS", "OPTIONAL_METHODS", "check_learner",
-           "check_learner_loss", "capabilities", "learners_context"]
+           "capabilities", "check_learner_loss", "finite_population_data", "learners_context"]
 
 REQUIRED_METHODS = ("start", "fit", "predict")
 OPTIONAL_METHODS = ("cross_validate", "split_predictions", "cross_validate_batch", "population_errors",
@@ -89,7 +89,7 @@ def check_learner(learner: Any, field_name: str = "learner") -> None:
     missing = [m for m in REQUIRED_METHODS if not callable(getattr(learner, m, None))]
     if missing or not isinstance(getattr(learner, "name", None), str):
         what = ", ".join(missing + ([] if isinstance(getattr(learner, "name", None), str) else ["name (a str)"]))
-        raise ValueError(f"{field_name}: {type(learner).__name__} is not a simstudy learner: it lacks {what}. A "
+        raise ConfigError(f"{field_name}: {type(learner).__name__} is not a simstudy learner: it lacks {what}. A "
                          "learner defines name, start(sample), fit(state, rows, rng) and predict(state, model, rows) "
                          "(see simstudy.learners.base); or pass a scikit-learn estimator instead.")
 
@@ -113,6 +113,14 @@ def check_learner_loss(learner: Any, loss: Any, field_name: str = "learner") -> 
                           f"no predict_proba), which study.loss={loss.name!r} needs: use study.loss=zero_one, or a "
                           "learner with probabilities (logistic_regression, lda, tree, knn, random_forest, "
                           "gradient_boosting).")
+
+
+def finite_population_data(population: Any, dtype=np.float64) -> tuple[np.ndarray, np.ndarray] | None:
+    """The whole data set ``(X, y)`` of a population that declares itself finite (its
+    ``finite_data`` method, :meth:`simstudy.populations.base.Population.finite_data`), else None:
+    what population-specific kernels (the population k-NN, exact tree errors) may index."""
+    declared = getattr(type(population), "finite_data", None)
+    return population.finite_data(dtype) if callable(declared) else None
 
 
 def capabilities(learner: Any) -> set[str]:

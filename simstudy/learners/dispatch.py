@@ -23,16 +23,21 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 from typing import Any, Mapping, NamedTuple
 
 from simstudy.errors import ConfigError
-from simstudy.learners.base import capabilities, check_learner, check_learner_loss
+from simstudy.learners.base import capabilities, check_learner, check_learner_loss, finite_population_data
 from simstudy.learners.cart.params import TIE_RULES
 from simstudy.learners.sklearn import SklearnLearner
 
 __all__ = ["ENGINES", "build_learner", "estimator_from_spec", "fast_kernel", "validate_learner_config"]
 
 log = logging.getLogger("simstudy")
+#: The scikit-learn classes a kernel reproduces (for some of their settings).
+_KERNEL_CLASSES = (("sklearn.tree", "DecisionTreeClassifier"), ("sklearn.linear_model", "RidgeClassifier"),
+                   ("sklearn.discriminant_analysis", "LinearDiscriminantAnalysis"),
+                   ("sklearn.neighbors", "KNeighborsClassifier"), ("sklearn.linear_model", "LogisticRegression"))
 ENGINES = ("auto", "numba", "sklearn")
 
 
@@ -85,11 +90,11 @@ def fast_kernel(estimator, name: str = "learner", population: Any = None, engine
     from simstudy.learners.knn.population import PopulationKNN, supported_knn_params
     from simstudy.learners.linear.batched import batched_linear_learner
 
-    if type(estimator).__name__ == "LogisticRegression":
+    if _is_exactly(estimator, "sklearn.linear_model", "LogisticRegression"):
         from simstudy.learners.logistic.learner import logistic_learner
 
         return logistic_learner(estimator, name, population, engine)
-    if type(estimator).__name__ == "KNeighborsRegressor":
+    if _is_exactly(estimator, "sklearn.neighbors", "KNeighborsRegressor"):
         from simstudy.learners.knn.regression import SampleKNNRegressor, supported_knn_regressor_params
 
         ok, why = supported_knn_regressor_params(estimator)
@@ -98,18 +103,27 @@ def fast_kernel(estimator, name: str = "learner", population: Any = None, engine
     ok, why_tree = supported_tree_params(estimator)
     if ok:
         return CartLearner(estimator, name=name, ties=ties), ""
-    if type(estimator).__name__ == "KNeighborsClassifier":
+    data = finite_population_data(population)
+    if _is_exactly(estimator, "sklearn.neighbors", "KNeighborsClassifier"):
         ok, why = supported_knn_params(estimator)
-        if ok and population is not None and hasattr(population, "X") and hasattr(population, "y"):
-            return PopulationKNN(estimator, population.X, population.y, name=name), ""
+        if ok and data is not None:
+            return PopulationKNN(estimator, data[0], data[1], name=name), ""
         return None, why if not ok else "the population k-NN needs a finite population"
     batched, why_linear = batched_linear_learner(estimator, name)
     if batched is not None:
-        labels = getattr(population, "y", None)
+        labels = data[1] if data is not None else None
         if labels is not None and not set(map(int, set(labels.tolist()))) <= {0, 1}:
             return None, "the batched linear kernels need binary labels"
         return batched, ""
     return None, why_tree if "Tree" in type(estimator).__name__ else why_linear
+
+
+def _is_exactly(estimator: Any, module: str, name: str) -> bool:
+    """Whether ``estimator``'s class is scikit-learn's ``module.name`` itself (a subclass may
+    override ``fit`` or ``predict``, which a kernel would not reproduce). A module not imported
+    yet cannot have made the estimator, so it is not imported here."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and type(estimator) is getattr(loaded, name, None)
 
 
 class _Accepted(NamedTuple):
@@ -267,8 +281,7 @@ def build_learner(spec: Any, population: Any = None, loss: Any = None, field_nam
     if engine == "numba":
         raise ConfigError(f"{field_name}.engine='numba' is invalid: no fast kernel reproduces this estimator ({why}); "
                           "use learner.engine=auto or sklearn.")
-    if type(obj).__name__ in ("DecisionTreeClassifier", "RidgeClassifier", "LinearDiscriminantAnalysis",
-                              "KNeighborsClassifier", "LogisticRegression"):
+    if any(_is_exactly(obj, module, cls) for module, cls in _KERNEL_CLASSES):
         log.info("learner %s: no fast kernel reproduces these settings (%s); using scikit-learn", name, why)
     return sk
 

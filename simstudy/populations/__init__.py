@@ -55,6 +55,11 @@ def check_population(population: Any, field_name: str = "population") -> None:
     task = getattr(population, "task", "classification")
     if task not in ("classification", "regression", "residuals"):
         raise ConfigError(f"{field_name}.task={task!r} is invalid: use 'classification', 'regression' or 'residuals'.")
+    params = population.seed_params()
+    if not isinstance(params, Mapping):
+        raise ConfigError(f"{field_name}.seed_params returned {params!r}, not a dict: return a dict of the parameters "
+                          "that define the distribution, e.g. {'kind': 'my_population', 'shift': 1.0} (they seed "
+                          "the random streams).")
 
 
 def validate_population_config(cfg: Mapping[str, Any]) -> None:

@@ -188,6 +188,10 @@ class TabularPopulation(Population):
         """Error on the whole data set: exact, because training sets are drawn from it uniformly."""
         return float(np.mean(predict(self.features(dtype)) != self.y))
 
+    def finite_data(self, dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
+        """The whole data set (features in ``dtype``, labels): this population is finite."""
+        return self.features(dtype), self.y
+
     def evaluation_set(self, dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
         """The whole data set (features in ``dtype``, labels): the mean loss over it is a model's
         exact risk, because training sets are drawn from it uniformly."""

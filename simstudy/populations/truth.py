@@ -23,7 +23,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["RiskValues", "missing_truth", "model_risks", "true_risks", "truth_available"]
+from simstudy.populations.base import finite_data
+from simstudy.populations.checks import checked_evaluation_set
+
+__all__ = ["RiskValues", "check_evaluation_set", "missing_truth", "model_risks", "true_risks", "truth_available"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,15 @@ def missing_truth(population: Any, learner: Any) -> str:
     return f"population {getattr(population, 'name', population)!r} has neither an evaluation set nor exact risks"
 
 
+def check_evaluation_set(population: Any) -> None:
+    """Check a population's evaluation set once before a run that needs the truth, so that a
+    broken one stops the run (:class:`~simstudy.errors.PartOutputError`) instead of failing
+    every replicate. Finite populations (checked when built) and populations without an
+    evaluation set are left alone."""
+    if finite_data(population) is None and callable(getattr(population, "evaluation_set", None)):
+        checked_evaluation_set(population)
+
+
 def model_risks(learner: Any, models: Sequence[Any], population: Any, loss: Any) -> np.ndarray:
     """True risk (expected ``loss``) of each fitted model on ``population`` (the values of :func:`true_risks`)."""
     return true_risks(learner, models, population, loss).values
@@ -70,7 +82,7 @@ def true_risks(learner: Any, models: Sequence[Any], population: Any, loss: Any) 
     """
     zero = np.zeros(len(models))
     if loss.name == "zero_one" and callable(getattr(learner, "population_errors", None)) \
-            and hasattr(population, "X"):
+            and finite_data(population) is not None:
         return RiskValues(np.asarray(learner.population_errors(list(models), population), dtype=float), zero)
     exact = getattr(population, "exact_risks", None)
     if callable(exact):
@@ -79,7 +91,7 @@ def true_risks(learner: Any, models: Sequence[Any], population: Any, loss: Any) 
             return risks
         if risks is not None:
             return RiskValues(np.asarray(risks, dtype=float), zero)
-    X, y = population.evaluation_set(getattr(learner, "dtype", np.float64))
+    X, y = checked_evaluation_set(population, getattr(learner, "dtype", np.float64))
     weights = getattr(population, "evaluation_weights", None)
     sampled = bool(getattr(population, "evaluation_is_sample", False))
     out, se = np.empty(len(models)), zero.copy()

@@ -34,7 +34,7 @@ from simstudy.errors import ConfigError, ReplicateFailed
 from simstudy.rng import condition_key
 from simstudy.studies.settings import StudyConfig, as_list, extent, fail, report, validate_level, validate_sizes
 
-__all__ = ["StudyConfig", "Study", "Phase", "Condition", "SizeCondition", "StudyTables", "extent", "report",
+__all__ = ["StudyConfig", "Study", "Phase", "describe_part", "Condition", "SizeCondition", "StudyTables", "extent", "report",
            "record_labels", "with_labels",
            "size_conditions", "map_replicates", "replicate_records", "check_learner_task", "fail", "validate_sizes", "validate_level", "as_list"]
 
@@ -240,6 +240,14 @@ class Study:
 
 
 # ----------------------------------------------------------------------------- the failure policy
+def describe_part(part: Any) -> dict[str, Any]:
+    """A part's ``describe()`` when it has one (optional in the learner and population
+    protocols), else its name and class: what manifests and run identities record of it."""
+    describe = getattr(part, "describe", None)
+    return describe() if callable(describe) else {"name": getattr(part, "name", type(part).__name__),
+                                                  "type": f"{type(part).__module__}.{type(part).__qualname__}"}
+
+
 def map_replicates(compute: Callable[[int], Any], replicates: range, on_error: str, condition: Any,
                    study: str) -> tuple[list[Any], list[str]]:
     """Run ``compute(r)`` for every replicate; the one failure policy of every study.

@@ -144,7 +144,8 @@ class CartLearner:
 
     def population_errors(self, models: list[CartTree], population) -> np.ndarray:
         """Exact error rates of fitted trees on a finite population, in one pass (row bitsets)."""
-        return _bitsets.population_errors(models, population.features(np.float32), population.y)
+        X, y = population.finite_data(np.float32)
+        return _bitsets.population_errors(models, X, y)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from simstudy.learners.contracts import require_sample
 from simstudy.learners.cart.criteria import (_ENTROPY, _GINI, _count_classes, _majority, _may_split, _split_proxy,
                                              _threshold)
 from simstudy.learners.cart.params import TIE_RULES
@@ -397,6 +398,7 @@ def _kernel_inputs(X, y: np.ndarray, criterion: str, max_depth: int | None, min_
     """The ranked features, the classes (sorted labels) and the kernels' sample and rules."""
     if ties not in TIE_RULES:
         raise ValueError(f"ties={ties!r} is invalid: choose one of {', '.join(TIE_RULES)}.")
+    require_sample("CART", X.X if isinstance(X, RankedFeatures) else X, y)
     ranked = X if isinstance(X, RankedFeatures) else RankedFeatures.from_array(X)
     classes, y_enc = _encode_labels(y)
     sample = _Sample(ranked.ranks, _row_bins(ranked), ranked.values, ranked.n_values, ranked.close, y_enc,

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from simstudy.learners.base import finite_population_data
+from simstudy.learners.contracts import KernelInputError, require_rows, require_sample
 from simstudy.learners.knn import walks
 
 __all__ = ["KnnModel", "KnnState", "PopulationKNN", "neighbour_lists", "supported_knn_params"]
@@ -115,8 +117,10 @@ class KnnState:
 def supported_knn_params(estimator, kind: str = "KNeighborsClassifier") -> tuple[bool, str]:
     """Whether the estimator is a ``kind`` (``KNeighborsClassifier``, which :class:`PopulationKNN`
     reproduces, or ``KNeighborsRegressor``) with uniform weights and Euclidean distance (and why not)."""
-    if type(estimator).__name__ != kind:
-        return False, f"{type(estimator).__name__} is not {kind}"
+    from sklearn import neighbors
+
+    if type(estimator) is not getattr(neighbors, kind):   # a subclass may predict otherwise: not reproduced
+        return False, f"{type(estimator).__name__} is not sklearn.neighbors.{kind}"
     params = estimator.get_params(deep=False)
     if params["weights"] != "uniform":
         return False, f"weights={params['weights']!r} (only 'uniform')"
@@ -197,6 +201,9 @@ class PopulationKNN:
         self.name = name
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.int64)
+        require_sample("population k-NN", self.X, self.y)
+        if self.y.min() < 0:   # labels index the kernels' vote counts
+            raise KernelInputError(f"population k-NN: class labels from {self.y.min()}; it needs labels 0..C-1.")
         self.n_classes = int(self.y.max()) + 1
         self.list_length = int(min(list_length, self.X.shape[0]))
         digest = hashlib.sha256(self.X.tobytes()).hexdigest()[:20]
@@ -256,6 +263,7 @@ class PopulationKNN:
         if sample.index is None:
             raise ValueError("the population k-NN needs samples drawn from a finite population (row indices).")
         index = np.asarray(sample.index, dtype=np.int64)
+        require_rows("population k-NN", index, self.X.shape[0], "sample.index (population rows)")
         rows, position = np.unique(index, return_inverse=True)
         return KnnState(index, rows, position.astype(np.int64))
 
@@ -300,7 +308,8 @@ class PopulationKNN:
         """Exact error of each model on the whole population (one pass serves all models).
 
         ``population`` must be the one whose rows this k-NN indexes (checked by shape)."""
-        if population is not None and getattr(population, "X", self.X).shape != self.X.shape:
+        data = finite_population_data(population)
+        if population is not None and (data is None or data[0].shape != self.X.shape):
             raise ValueError("the population k-NN indexes another population than the one asked for.")
         pred = self._predict_many(models, None)
         return np.mean(pred != self.y, axis=1)

@@ -29,6 +29,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from simstudy.learners.contracts import KernelInputError, require_sample
 from simstudy.learners.knn.population import neighbour_count, supported_knn_params
 from simstudy.learners.knn.walks import _distance
 
@@ -149,6 +150,7 @@ class SampleKNNRegressor:
         return state
 
     def start(self, sample) -> KnnRegressionSample:
+        require_sample("k-NN regression", sample.X, sample.y)
         return KnnRegressionSample(np.ascontiguousarray(sample.X, dtype=np.float64),
                                    np.ascontiguousarray(sample.y, dtype=np.float64))
 
@@ -172,6 +174,9 @@ class SampleKNNRegressor:
     def _predict(self, model: KnnRegressionModel, X: np.ndarray, keep: bool) -> np.ndarray:
         sample = model.sample
         Q = np.ascontiguousarray(X, dtype=np.float64)
+        if Q.ndim != 2 or Q.shape[1] != sample.X.shape[1]:
+            raise KernelInputError(f"k-NN regression: features of shape {Q.shape} for a sample of {sample.X.shape[1]} "
+                                   "features; give the same features.")
         near = self._near
         if near is not None and near[0] is sample and near[1] is X:   # references held: no stale identity
             order = near[2]

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from simstudy.learners.base import BatchFolds, SampleArrays
+from simstudy.learners.contracts import KernelInputError, require_fold_labels
 
 __all__ = ["LinearRuleBatch", "BatchedLinearLearner", "BatchedRidge", "BatchedLDA", "batched_linear_learner",
            "fold_weights"]
@@ -106,6 +107,10 @@ class BatchedLinearLearner:
 
     def cross_validate_batch(self, X: np.ndarray, y: np.ndarray, labels: np.ndarray, K: int) -> BatchFolds:
         """K-fold CV of R samples (X (R, n, p), y (R, n), fold labels (R, n)) in one go."""
+        if X.ndim != 3 or y.shape != X.shape[:2]:
+            raise KernelInputError(f"batched linear kernel: X of shape {X.shape} and y of shape {y.shape}; it needs X "
+                                   "(R, n, p) and y (R, n).")
+        require_fold_labels("batched linear kernel", labels, X.shape[1], K)
         rules = self.fold_rules(X, y, labels, K)
         own = np.take_along_axis(rules.decision(X), labels[:, None, :], axis=1)[:, 0, :]   # (R, n)
         return BatchFolds((own > 0).astype(int), rules)

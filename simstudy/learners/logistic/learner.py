@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from simstudy.learners.base import Folds
+from simstudy.learners.base import Folds, finite_population_data
+from simstudy.learners.contracts import require_fold_labels, require_sample
 from simstudy.learners.logistic.batch import supported_logistic_params
 from simstudy.learners.logistic.newton import CONVERGED, MAX_ITER, OPTIMUM_TOL, SINGLE_CLASS, STATUS_NAMES, _fit_batch
 
@@ -131,6 +132,7 @@ class LogisticLearner:
         """Check the sample (finite features, labels 0/1) and lay it out for the kernel."""
         X = np.ascontiguousarray(sample.X, dtype=np.float64)
         y = np.asarray(sample.y)
+        require_sample("logistic regression", X, y)
         if not np.isin(y, (0, 1)).all():
             raise ValueError(f"learner {self.name!r}: the batched logistic kernel needs labels 0 and 1; this sample "
                              f"has {np.unique(y)[:5].tolist()}. Use engine=sklearn for other labels.")
@@ -182,6 +184,7 @@ class LogisticLearner:
         ``fit`` and ``predict`` fold by fold (seeds drawn in fold order, none for a single-class
         training fold)."""
         labels = np.asarray(labels)
+        require_fold_labels("logistic regression cross-validation", labels, state.X.shape[0], K)
         train = labels[None, :] != np.arange(K)[:, None]                     # (K, n)
         seeds = []
         for k in range(K):
@@ -275,7 +278,8 @@ def logistic_learner(estimator, name: str, population: Any = None, engine: str =
         return None, (f"solver={solver!r} stops by its own tolerance, short of the optimum the kernel reaches; set "
                       "solver='newton-cholesky' for scikit-learn's own fits on the kernel, or engine=numba for the "
                       "optimum")
-    labels = getattr(population, "y", None)
+    data = finite_population_data(population)
+    labels = data[1] if data is not None else None
     if labels is not None and not np.isin(np.unique(labels), (0, 1)).all():
         return None, "the batched logistic kernel needs binary labels 0 and 1"
     return LogisticLearner(estimator, name), ""

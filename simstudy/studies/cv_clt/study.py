@@ -15,12 +15,14 @@ import pandas as pd
 from simstudy.cv.losses import check_loss, resolve_loss
 from simstudy.errors import ConfigError
 from simstudy.report import frame_to_markdown
-from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
+from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, describe_part, record_labels,
+                                   size_conditions,
                                    with_labels)
 from simstudy.studies.cv_clt.aggregate import aggregate, loss_stability, own_target_table, rate_table, width_table
 from simstudy.studies.cv_clt.config import CVCLTConfig
 from simstudy.studies.cv_clt.worker import CVCLTWorker, comparison_label
 from simstudy.studies.targets import TargetMeasure
+from simstudy.populations.checks import draw_sample
 
 __all__ = ["CVCLTStudy", "make_conditions"]
 
@@ -70,7 +72,7 @@ class CVCLTStudy(Study):
         pop = self.population
         import numpy as np
 
-        from simstudy.populations.truth import missing_truth
+        from simstudy.populations.truth import check_evaluation_set, missing_truth
 
         for name, learner in self.learners.items():
             why = missing_truth(pop, learner)
@@ -79,8 +81,9 @@ class CVCLTStudy(Study):
                                   f"every model ({why}); use a finite population (population=letter, "
                                   "population=tabular with population.path=...) or one with a truth "
                                   "(gaussian_linear, friedman1).")
+        check_evaluation_set(pop)
 
-        check_loss(self.loss, pop.sample(min(self.config.sizes), np.random.default_rng(0)).y,
+        check_loss(self.loss, draw_sample(pop, min(self.config.sizes), np.random.default_rng(0)).y,
                    getattr(pop, "task", "classification"))
         for name, learner in self.learners.items():
             check_learner_task(learner, pop, f"study.learners.{name}")
@@ -201,8 +204,8 @@ class CVCLTStudy(Study):
         out: dict[str, Any] = {"loss": self.loss.describe(),
                                "comparisons": [comparison_label(a, b) for a, b in self.comparisons()]}
         if self.population is not None:
-            out["population"] = self.population.describe()
-            out["learners"] = {k: v.describe() for k, v in self.learners.items()}
+            out["population"] = describe_part(self.population)
+            out["learners"] = {k: describe_part(v) for k, v in self.learners.items()}
         return out
 
 

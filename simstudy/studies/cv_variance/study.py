@@ -16,10 +16,11 @@ import pandas as pd
 from simstudy.cv.losses import check_loss, resolve_loss
 from simstudy.errors import ConfigError
 from simstudy.populations.base import ResidualPopulation
-from simstudy.populations.truth import missing_truth
+from simstudy.populations.truth import check_evaluation_set, missing_truth
 from simstudy.report.paper import table2_comparison, table2_frame, table2_markdown
 from simstudy.report.tables import frame_to_markdown, rate_with_interval, with_error
-from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
+from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, describe_part, record_labels,
+                                   size_conditions,
                                    validate_sizes,
                                    with_labels)
 from simstudy.studies.cv_variance.aggregate import aggregate
@@ -27,6 +28,7 @@ from simstudy.studies.cv_variance.config import CVVarianceConfig
 from simstudy.studies.cv_variance.worker import THETAS, CVVarianceWorker
 from simstudy.studies.settings import targets_of
 from simstudy.studies.targets import TargetMeasure
+from simstudy.populations.checks import draw_sample
 
 __all__ = ["CVVarianceStudy", "CVVarianceConfig", "CVVarianceWorker", "aggregate", "degenerate_warnings",
            "make_conditions", "THETAS"]
@@ -114,7 +116,8 @@ class CVVarianceStudy(Study):
             if why:
                 raise ConfigError(f"study.truth=true is invalid here: {why}; set study.truth=false (mu_true is then "
                                   "the mean of mu_hat).")
-        probe = self.population.sample(min(self.config.sizes), np.random.default_rng(0))
+            check_evaluation_set(self.population)
+        probe = draw_sample(self.population, min(self.config.sizes), np.random.default_rng(0))
         check_loss(self.loss, probe.y, getattr(self.population, "task", "classification"))
         check_learner_task(self.learner, self.population)
 
@@ -224,8 +227,8 @@ class CVVarianceStudy(Study):
         return "\n".join(lines + degenerate_warnings(s, t))
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
-        return {"population": self.population.describe(),
-                "learner": self.learner.describe() if self.learner is not None else None,
+        return {"population": describe_part(self.population),
+                "learner": describe_part(self.learner) if self.learner is not None else None,
                 "loss": self.loss.describe()}
 
     @classmethod

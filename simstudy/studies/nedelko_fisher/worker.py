@@ -48,6 +48,7 @@ from simstudy.populations.base import Population
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.studies.base import Chunk
+from simstudy.populations.checks import draw_sample
 
 __all__ = ["FisherCondition", "FisherDraws", "FisherRiskWorker", "OptimismWorker", "SENSITIVITY_COLUMNS",
            "bootstrap_632", "make_conditions", "draw", "fit_weights", "rule_estimates"]
@@ -123,7 +124,7 @@ def draw(N: int, key: str, population: Population, seed: int, replicates: range,
     u = np.empty((R, 1 + (N + K if K else 0) + B)) if uniforms else None   # one per fit of fit_weights
     for j, r in enumerate(replicates):
         rng = replicate_rng(seed, key, r)
-        s = population.sample(N, rng)
+        s = draw_sample(population, N, rng)
         X[j], y[j] = s.X, s.y
         if K:
             folds[j] = KFold(K).labels(N, rng)

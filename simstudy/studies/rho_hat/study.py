@@ -16,11 +16,13 @@ import pandas as pd
 from simstudy.cv.losses import check_loss, resolve_loss
 from simstudy.populations.base import ResidualPopulation
 from simstudy.report import frame_to_markdown
-from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
+from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, describe_part, record_labels,
+                                   size_conditions,
                                    with_labels)
 from simstudy.studies.rho_hat.aggregate import PROCEDURES, aggregate, goal_table
 from simstudy.studies.rho_hat.config import RhoHatConfig
 from simstudy.studies.rho_hat.worker import RhoHatWorker
+from simstudy.populations.checks import draw_sample
 
 __all__ = ["RhoHatStudy", "RhoHatConfig", "pivot_percent"]
 
@@ -56,7 +58,7 @@ class RhoHatStudy(Study):
                 raise ConfigError(f"population {self.population.name!r} draws residuals without an example-level "
                                   "model (draw_examples); the subsample estimators need one. Use gaussian_folds.")
             return
-        probe = self.population.sample(min(self.config.sizes), np.random.default_rng(0))
+        probe = draw_sample(self.population, min(self.config.sizes), np.random.default_rng(0))
         check_loss(self.loss, probe.y, getattr(self.population, "task", "classification"))
         check_learner_task(self.learner, self.population)
 
@@ -116,6 +118,6 @@ class RhoHatStudy(Study):
                 + pivot_percent(tables.tests, "size").to_string(index=False))
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
-        return {"population": self.population.describe(),
-                "learner": self.learner.describe() if self.learner is not None else None,
+        return {"population": describe_part(self.population),
+                "learner": describe_part(self.learner) if self.learner is not None else None,
                 "loss": self.loss.describe(), "procedures": PROCEDURES}
