@@ -12,7 +12,7 @@ pytest.importorskip("submitit")
 
 STUDY = dict(population="gaussian_folds", sizes=[20, 40], replicates=40, K=5, seed=3, chunk_size=10,
              progress=False)
-LOCAL = {"cluster": "local", "chunks_per_task": 3, "poll_interval_s": 0.2, "timeout_min": 5}
+LOCAL = {"cluster": "local", "chunks_per_task": 4, "poll_interval_s": 0.2, "timeout_min": 5}
 
 
 def _same_records(a: pd.DataFrame, b: pd.DataFrame) -> None:
@@ -32,7 +32,7 @@ def test_job_array_gives_the_joblib_records_and_resumes_only_missing_chunks(tmp_
     _same_records(reference, res.records)
     assert res.manifest["backend"] == "submitit" and res.manifest["computed_chunks"] == 8
     jobs = [json.loads(line) for line in (out / "submitit" / "jobs.jsonl").read_text().splitlines()]
-    assert [(j["tasks"], j["chunks"], j["replicates"]) for j in jobs] == [(3, 8, 80)]
+    assert [(j["tasks"], j["chunks"], j["replicates"]) for j in jobs] == [(2, 8, 80)]
 
     shards = sorted((out / "shards" / "replicates").glob("*.parquet"))
     for data in shards[1:3]:  # two chunks lost: the re-run submits those two alone, in one task
