@@ -135,15 +135,17 @@ def submitit_outputs(fn: Callable[[Chunk], Any], chunks: Sequence[Chunk], settin
 
 def _collect(jobs: list, groups: list[list[Chunk]], store: Any, phase: str, keys: Sequence[str],
              poll_interval_s: float) -> Iterator[ChunkOutput]:
-    """The tasks' outputs: each shard once it is complete, each task's failed chunks once it ends."""
+    """The tasks' outputs: each shard once it is complete, each task's failed chunks once it ends.
+
+    One look per poll: the tasks' states first, then one listing of the shard folder (a task done
+    before the listing wrote its shards before it), so a poll costs one pass over the shards
+    whatever the number of tasks."""
     waiting = {i: list(group) for i, group in enumerate(groups)}
     shard_folder = store.directory / phase
     while waiting:
+        ended = [i for i in waiting if jobs[i].done()]
         present = set(os.listdir(shard_folder))
         for i in list(waiting):
-            done = jobs[i].done()  # before the listing is used: a task done now wrote its shards before
-            if done:
-                present = set(os.listdir(shard_folder))
             for chunk in [c for c in waiting[i] if store.sidecar(phase, keys[c.condition], c).name in present]:
                 out, problem = store.read(phase, keys[chunk.condition], chunk)
                 if out is None:
@@ -152,8 +154,8 @@ def _collect(jobs: list, groups: list[list[Chunk]], store: Any, phase: str, keys
                                       f"({problem})")
                 waiting[i].remove(chunk)
                 yield out
-            if done:
-                yield from _task_end(jobs[i], waiting.pop(i))
+        for i in ended:
+            yield from _task_end(jobs[i], waiting.pop(i))
         if waiting:
             time.sleep(poll_interval_s)
 
