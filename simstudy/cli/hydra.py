@@ -56,7 +56,7 @@ def register_configs() -> None:
     for name, entry in LEARNERS.items():
         cs.store(group="learner", name=name, node=_node(entry.load_config()))
     presets = (("default", "auto", -1), ("loky", "loky", -1), ("fork", "fork", -1), ("threading", "threading", -1),
-               ("sequential", "sequential", 1), ("dask", "dask", -1))
+               ("sequential", "sequential", 1), ("dask", "dask", -1), ("submitit", "submitit", -1))
     for name, backend, n_jobs in presets:
         cs.store(group="runner", name=name, node=RunnerConfig(backend=backend, n_jobs=n_jobs))
 

@@ -24,6 +24,9 @@ class ChunkOutput:
     cpu_time: float
     error: str = ""
     warnings: dict[str, int] = field(default_factory=dict)
+    #: The shard's index entry when the worker stored the chunk itself (a SLURM array task writes
+    #: its shards into the shared run directory); None when the main process stores it.
+    shard: dict[str, Any] | None = None
 
     @property
     def failed_replicates(self) -> int:

@@ -2,15 +2,41 @@
 and their checks (:func:`validate_runner`), the same from Python and from the command line."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
 from simstudy.engine.backends import BACKENDS
 from simstudy.errors import ConfigError
 
-__all__ = ["BACKENDS", "ON_ERROR", "RunnerConfig", "validate_runner"]
+__all__ = ["BACKENDS", "ON_ERROR", "RunnerConfig", "SubmititConfig", "validate_runner"]
 
 ON_ERROR = ("record", "raise")
+
+
+@dataclass
+class SubmititConfig:
+    """``runner.submitit.*``: how ``runner.backend=submitit`` submits a phase's chunks as one SLURM job array."""
+
+    #: "slurm" (sbatch on this machine) or "local" (one process per task on this machine: a trial run).
+    cluster: str = "slurm"
+    #: SLURM partition (null: the cluster's default).
+    partition: Optional[str] = None
+    #: SLURM account to charge (null: the user's default).
+    account: Optional[str] = None
+    #: Time limit of one array task, in minutes (its chunks must fit in it).
+    timeout_min: int = 60
+    #: Memory of one array task, in GB.
+    mem_gb: float = 4.0
+    #: CPUs of one array task (its chunks run one after the other in one process).
+    cpus_per_task: int = 1
+    #: Chunks (of runner.chunk_size replicates each) computed by one array task.
+    chunks_per_task: int = 10
+    #: Array tasks running at once (SLURM's %N array throttle).
+    max_tasks_in_flight: int = 100
+    #: Where submitit keeps the tasks' pickles and logs (shared by every node); null: RUN_DIR/submitit.
+    folder: Optional[str] = None
+    #: Seconds between two looks at the shards and the tasks' states.
+    poll_interval_s: float = 10.0
 
 
 @dataclass
@@ -22,7 +48,7 @@ class RunnerConfig:
     #: Replicates per chunk (one task, one shard).
     chunk_size: int = 250
     #: "auto" (fork where safe, else loky), "loky" or "fork" (processes), "threading", "sequential"
-    #: or "dask" (dask.distributed).
+    #: "dask" (dask.distributed) or "submitit" (one SLURM job array per phase: runner.submitit).
     backend: str = "auto"
     #: Show a progress bar on a terminal (log lines every 10% otherwise).
     progress: bool = True
@@ -38,6 +64,24 @@ class RunnerConfig:
     overwrite: bool = False
     #: Refuse a run estimated not to fit in memory or not to finish (simstudy.engine.budget).
     check_budget: bool = True
+    #: runner.backend=submitit: the SLURM job array's settings.
+    submitit: SubmititConfig = field(default_factory=SubmititConfig)
+
+    def __post_init__(self):
+        if isinstance(self.submitit, SubmititConfig):
+            return
+        if self.submitit is None:
+            self.submitit = SubmititConfig()
+            return
+        if not hasattr(self.submitit, "items"):
+            raise ConfigError(f"runner.submitit={self.submitit!r} is invalid: give a mapping of settings, e.g. "
+                              "{'partition': 'cpu', 'timeout_min': 60}.")
+        values = dict(self.submitit.items())
+        known = [f.name for f in fields(SubmititConfig)]
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise ConfigError(f"runner.submitit.{unknown[0]} is not a submitit setting: use {', '.join(known)}.")
+        self.submitit = SubmititConfig(**values)
 
 
 def _is_int(value: Any) -> bool:
@@ -75,6 +119,8 @@ def validate_runner(runner: RunnerConfig) -> None:
         if not fork_available():
             raise ConfigError(f"runner.backend={r.backend!r} is invalid here: forking worker processes is supported on "
                               "Linux only. Use runner.backend=auto or loky.")
+    if r.backend == "submitit":
+        _validate_submitit(r.submitit)
     if r.backend == "dask":
         from simstudy.engine.backends.dask_cluster import dask_available
 
@@ -83,3 +129,35 @@ def validate_runner(runner: RunnerConfig) -> None:
                               "pip install 'simstudy[dask]'.")
 
 
+
+
+SUBMITIT_CLUSTERS = ("slurm", "local")
+
+
+def _validate_submitit(s: SubmititConfig) -> None:
+    """Check ``runner.submitit.*`` (see :class:`SubmititConfig`) before anything is submitted."""
+    from simstudy.engine.backends.submitit_array import sbatch_available, submitit_available
+
+    if not submitit_available():
+        raise ConfigError("runner.backend='submitit' is invalid here: install submitit first: "
+                          "pip install 'simstudy[slurm]'.")
+    if s.cluster not in SUBMITIT_CLUSTERS:
+        raise ConfigError(f"runner.submitit.cluster={s.cluster!r} is invalid: choose one of {list(SUBMITIT_CLUSTERS)}.")
+    if s.cluster == "slurm" and not sbatch_available():
+        raise ConfigError("runner.submitit.cluster='slurm' is invalid here: this machine has no sbatch command. Submit "
+                          "from a SLURM login node, or use runner.submitit.cluster=local to try the run on this machine.")
+    for name, example in (("timeout_min", 60), ("cpus_per_task", 1), ("chunks_per_task", 10),
+                          ("max_tasks_in_flight", 100)):
+        value = getattr(s, name)
+        if not _is_int(value) or value < 1:
+            raise ConfigError(f"runner.submitit.{name}={value!r} is invalid: use a positive whole number, e.g. "
+                              f"{example}.")
+    for name, example in (("mem_gb", 4), ("poll_interval_s", 10)):
+        value = getattr(s, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ConfigError(f"runner.submitit.{name}={value!r} is invalid: use a positive number, e.g. {example}.")
+    for name in ("partition", "account", "folder"):
+        value = getattr(s, name)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ConfigError(f"runner.submitit.{name}={value!r} is invalid: use a non-empty name, or null for the "
+                              "default.")

@@ -79,7 +79,9 @@ class _Tally:
                                       "stop": out.chunk.stop, "error": out.error})
         else:
             self.outputs.append(out)
-            if store is not None:
+            if out.shard is not None:
+                self.entries.append(out.shard)
+            elif store is not None:
                 self.entries.append(store.save(phase, key, out))
         self.done += out.chunk.size
         self.failed += out.failed_replicates
@@ -186,7 +188,8 @@ def _compute(fn, chunks: list[Chunk], runner: RunnerConfig, backend: str, tally:
     work = chunk_cost if chunk_cost is not None else (lambda c: c.size)
     logged = LogProgress(sum(c.size for c in chunks), where.desc, enabled=False,
                          total_work=float(sum(work(c) for c in chunks)))
-    stream, in_workers = open_stream(backend, fn, chunks, workers, runner, on_ready=logged.restart_clock)
+    stream, in_workers = open_stream(backend, fn, chunks, workers, runner, on_ready=logged.restart_clock,
+                                     shards=(where.store, where.phase, where.keys))
     if while_computing is not None and in_workers:
         while_computing()  # before the first chunk: runs while the workers start and compute
     with ProgressBar(total=logged.total, desc=where.desc, unit="rep", disable=None if runner.progress else True,

@@ -76,6 +76,19 @@ class ShardStore:
         os.replace(tmp_meta, meta)  # the sidecar is written last: a shard without it is incomplete
         return entry
 
+    def sidecar(self, phase: str, key: str, chunk: Chunk) -> Path:
+        """The sidecar of a chunk's shard: written last, so the shard is complete once it exists."""
+        return self._paths(phase, key, chunk)[1]
+
+    def read(self, phase: str, key: str, chunk: Chunk) -> tuple[ChunkOutput | None, str]:
+        """One chunk's shard, checked: (output with its index entry as ``shard``, "") or (None, problem)."""
+        data = self._paths(phase, key, chunk)[0]
+        entry, records, problem = self._check(data)
+        if problem:
+            return None, problem
+        return ChunkOutput(chunk, records, entry["wall_time"], entry["cpu_time"], "", entry.get("warnings", {}),
+                           shard=entry), ""
+
     def _check(self, data: Path) -> tuple[dict[str, Any] | None, pd.DataFrame | None, str]:
         """(entry, records, problem) of one shard file; problem is "" for a valid shard."""
         try:

@@ -13,7 +13,7 @@ __all__ = ["BACKENDS", "worker_count"]
 
 #: The values of ``runner.backend``: ``auto`` is ``fork`` where safe, else ``loky``
 #: (:func:`simstudy.engine.backends.fork_pool.resolve_backend`).
-BACKENDS = ("auto", "loky", "fork", "threading", "sequential", "dask")
+BACKENDS = ("auto", "loky", "fork", "threading", "sequential", "dask", "submitit")
 
 
 def worker_count(n_jobs: int, chunks: int) -> int:

@@ -5,7 +5,7 @@ import logging
 import os
 from typing import Any, Callable, Iterator, Sequence
 
-from simstudy.engine.backends.tasks import run_task
+from simstudy.engine.backends.tasks import run_task, worker_lost
 from simstudy.engine.chunks import ChunkOutput
 from simstudy.studies.base import Chunk
 
@@ -57,6 +57,13 @@ def _quiet_cluster(factory: Callable[..., Any], **kwargs: Any) -> Any:
         signal.signal(signal.SIGINT, previous)
 
 
+def _connection_lost(address: str, exc: BaseException) -> Exception:
+    """The error of a run whose scheduler went away: a lost worker is rescheduled by the scheduler
+    itself, but a lost scheduler takes every queued and running chunk with it."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    return worker_lost(f"the connection to the dask scheduler {address} was lost ({text})")
+
+
 def dask_outputs(fn: Callable[[Chunk], Any], chunks: Sequence[Chunk], n_jobs: int, on_error: str,
                  scheduler_address: str | None) -> Iterator[ChunkOutput]:
     """The chunks' outputs as they finish, from ``scheduler_address`` or a LocalCluster of
@@ -78,7 +85,13 @@ def dask_outputs(fn: Callable[[Chunk], Any], chunks: Sequence[Chunk], n_jobs: in
         remote_fn = client.scatter(fn, broadcast=True)
         futures = [client.submit(run_task, remote_fn, c, on_error, pure=False) for c in chunks]
         for future in as_completed(futures):
-            yield future.result()
+            try:
+                out = future.result()
+            except Exception as exc:
+                if future.status == "error":  # the task itself raised (runner.on_error=raise)
+                    raise
+                raise _connection_lost(scheduler_address or "of the LocalCluster", exc) from None
+            yield out
         finished = True
     finally:
         # after an abort (Ctrl-C, too many failures) the teardown's warnings ("worker process still

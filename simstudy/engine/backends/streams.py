@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterator, Sequence
 from simstudy.engine.backends import fork_pool
 from simstudy.engine.backends.dask_cluster import dask_outputs
 from simstudy.engine.backends.joblib_pool import joblib_outputs
+from simstudy.engine.backends.submitit_array import submitit_outputs
 from simstudy.engine.chunks import ChunkOutput
 from simstudy.studies.base import Chunk
 
@@ -32,7 +33,8 @@ def _fork_pool(workers: int, requested_jobs: int) -> fork_pool.ForkPool | None:
 
 
 def open_stream(backend: str, fn: Callable[[Chunk], Any], chunks: Sequence[Chunk], workers: int, runner: Any,
-                on_ready: Callable[[], None]) -> tuple[Iterator[ChunkOutput], bool]:
+                on_ready: Callable[[], None], shards: tuple[Any, str, Sequence[str]] | None = None
+                ) -> tuple[Iterator[ChunkOutput], bool]:
     """The outputs of ``chunks`` as they finish on ``backend`` (resolved: not ``auto``), and
     whether they are computed in other processes (this process is then free meanwhile).
 
@@ -44,7 +46,12 @@ def open_stream(backend: str, fn: Callable[[Chunk], Any], chunks: Sequence[Chunk
         ``n_jobs`` (as asked), ``on_error``, ``scheduler_address``.
     on_ready : callable
         Called once the workers are started, before the first chunk.
+    shards : (ShardStore or None, phase, condition keys), optional
+        Where the chunks' shards go: ``submitit`` array tasks write them there themselves.
     """
+    if backend == "submitit":
+        store, phase, keys = shards if shards is not None else (None, "", [])
+        return submitit_outputs(fn, chunks, runner.submitit, runner.on_error, store, phase, keys), True
     if backend == "dask":
         return dask_outputs(fn, chunks, workers, runner.on_error, runner.scheduler_address), True
     if backend == "fork":
