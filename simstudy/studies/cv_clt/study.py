@@ -20,6 +20,7 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_clt.aggregate import aggregate, loss_stability, own_target_table, rate_table, width_table
 from simstudy.studies.cv_clt.config import CVCLTConfig
 from simstudy.studies.cv_clt.worker import CVCLTWorker, comparison_label
+from simstudy.files import write_text_atomic
 
 __all__ = ["CVCLTStudy", "make_conditions"]
 
@@ -156,7 +157,7 @@ class CVCLTStudy(Study):
         lines += self._truth_note(tables.summary[tables.summary["kind"] == "learner"])
         lines += _stability_lines(tables.extra.get("loss_stability"), alpha)
         path = Path(directory) / "summary.md"
-        path.write_text("\n".join(lines))
+        write_text_atomic(path, "\n".join(lines))
         return [path]
 
     def headline(self, tables: StudyTables) -> str:
