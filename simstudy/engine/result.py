@@ -176,8 +176,8 @@ class StudyResult:
             raise
         figures = saving.wait()
         files[figures_at:figures_at] = figures.values()
-        files.append(write_text_atomic(directory / REPORT_FILE, run_report_html(self, figures, report_tables=report_tables,
-                                                                                headline=headline)))
+        html = run_report_html(self, figures, report_tables=report_tables, headline=headline)
+        files.append(write_text_atomic(directory / REPORT_FILE, html))
         return list(dict.fromkeys(files))  # a study may write a table the engine writes too (once in the list)
 
     def reaggregate(self, **settings: Any) -> "StudyResult":

@@ -15,8 +15,8 @@ counts all its replicates as failed; workers may also report per-replicate failu
 again, from the same seeds (a success then equals what a clean run gives); the failed records
 are kept in their shards and listed in the manifest's ``failure_history``. When at least
 :data:`MIN_REPLICATES_FOR_ABORT` replicates are done and the share of them that failed exceeds
-``runner.max_failure_rate``, the run stops with :class:`~simstudy.errors.FailureRateExceeded`. Warnings raised inside workers are
-counted per (category, message), not printed.
+``runner.max_failure_rate``, the run stops with :class:`~simstudy.errors.FailureRateExceeded`.
+Warnings raised inside workers are counted per (category, message), not printed.
 """
 from __future__ import annotations
 
