@@ -140,3 +140,18 @@ def test_failure_rate_rule_applies_from_ten_replicates():
     with pytest.raises(FailureRateExceeded, match="10 of 10"):
         simstudy.run_study("cv_variance", **{**SETTINGS, "learner": AlwaysFails(), "replicates": 20},
                            runner={"max_failure_rate": 0.2})
+
+
+def test_max_failure_rate_has_one_default():
+    """The dataclass default is the one Python, the command line (its runner presets are RunnerConfig
+    nodes) and the user guide use."""
+    from pathlib import Path
+
+    from simstudy.engine.config import RunnerConfig
+    from simstudy.engine.plan import make_runner
+    from simstudy.engine.runner import MIN_REPLICATES_FOR_ABORT
+
+    default = RunnerConfig().max_failure_rate
+    assert make_runner().max_failure_rate == default
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "long_runs.rst").read_text()
+    assert f"(default {default:g})" in guide and f"at least {MIN_REPLICATES_FOR_ABORT} replicates" in guide
