@@ -380,8 +380,6 @@ def test_a_study_without_phases():
     clear_message(excinfo.value, words=("phase",))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: load_run cannot read a run of a user's Study class (config.yaml "
-                                       "keeps its name, not its import path: \"study='toy' is invalid\")")
 def test_load_run_of_a_user_study(tmp_path):
     res = _toy(hp.ToyStudy, out=tmp_path / "run")
     pd.testing.assert_frame_equal(simstudy.load_run(tmp_path / "run").summary, res.summary)
