@@ -96,11 +96,12 @@ class _Tally:
         """Stop the run when too many of the replicates done so far failed (see the module docstring)."""
         if self.done >= MIN_REPLICATES_FOR_ABORT and self.failed > max_failure_rate * self.done \
                 and out.failed_replicates:
-            hint = describe_failure(out) if describe_failure else out.error
+            hint = (describe_failure(out) if describe_failure else out.error).rstrip(". ")
+            hint = f" {hint}." if hint else ""
             raise FailureRateExceeded(f"{self.failed} of {self.done} replicates failed "
                                       f"({100 * self.failed / self.done:.1f}% > runner.max_failure_rate="
                                       f"{max_failure_rate}, checked once {MIN_REPLICATES_FOR_ABORT} replicates "
-                                      f"are done). {hint}. Fix the failing part, or set runner.max_failure_rate "
+                                      f"are done).{hint} Fix the failing part, or set runner.max_failure_rate "
                                       "higher (e.g. 1.0 records every failure and goes on).")
 
 
