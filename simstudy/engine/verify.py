@@ -75,7 +75,7 @@ def rebuild_advice(directory: Path) -> str:
     """How to rebuild a run directory's final files (from its shards, else by running it again)."""
     if (directory / "shards").is_dir():
         return (f"Rebuild them from the run's checksummed shards with: simstudy-report --rebuild {directory} (or "
-                "load_run(..., rebuild=True)); running the study's command again with the same directory also "
+                "load_run(..., rebuild=True)); running the study's command again with the same hydra.run.dir also "
                 "repairs it, computing only what is missing.")
     return "Run the study again into this directory (or a new one)."
 
