@@ -72,22 +72,16 @@ def _shard_files(directory: Path) -> list[Path]:
 
 
 # ----------------------------------------------------------------------------- records read back
-@pytest.mark.xfail(strict=True, reason="issue 32: load_run accepts a replicates.parquet whose values were edited (the "
-                                       "manifest's checksums are not compared)")
 def test_edited_value_in_the_records(copy):
     _rewrite_records(copy, lambda f: f.assign(mu_hat=f["mu_hat"].where(f["replicate"] != 3, 0.99)))
     _refused_to_load(copy, "replicates.parquet")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: load_run accepts a replicates.parquet with 3 rows deleted while the "
-                                       "manifest lists 60 replicates")
 def test_deleted_rows_in_the_records(copy):
     _rewrite_records(copy, lambda f: f[f["replicate"] >= 3])
     _refused_to_load(copy, "replicates.parquet")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: simstudy-report rewrites the tables from an edited "
-                                       "replicates.parquet and exits 0")
 def test_report_command_on_edited_records(copy):
     _rewrite_records(copy, lambda f: f[f["replicate"] >= 3])
     summary = file_digest(copy / "summary.csv")
@@ -98,8 +92,6 @@ def test_report_command_on_edited_records(copy):
     assert file_digest(copy / "summary.csv") == summary
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: load_run accepts a manifest whose replicate count disagrees with the "
-                                       "records (replicates_total 999 for 60 rows)")
 def test_manifest_count_disagrees_with_the_records(copy):
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["replicates_total"] = 999
@@ -107,8 +99,6 @@ def test_manifest_count_disagrees_with_the_records(copy):
     _refused_to_load(copy)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: load_run labels the records with an edited config.yaml (seed 2006 -> "
-                                       "7) without comparing it with the run's identity")
 def test_config_edited_after_the_run(copy):
     path = copy / "config.yaml"
     text = path.read_text()
@@ -122,8 +112,6 @@ def test_config_edited_after_the_run(copy):
         assert loaded.study.config.seed == 2006, "records of seed 2006 reported as seed 7"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a run directory without manifest.json (as one caught mid-write) is "
-                                       "loaded as finished")
 def test_missing_manifest_is_an_incomplete_run(copy):
     (copy / "manifest.json").unlink()
     _refused_to_load(copy)
@@ -174,8 +162,6 @@ def test_running_again_repairs_the_directory(finished, copy, damage):
     assert not list((copy / "shards").rglob("*.tmp*"))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: an extension killed after it wrote replicates.parquet (120 rows) but "
-                                       "before its manifest (60) is loaded as a finished run of 120")
 def test_extension_caught_mid_write_is_detectably_incomplete(finished, copy, tmp_path):
     """The issue's example, rebuilt file by file: an extension to 120 replicates wrote its records
     and summary, then died before its headline and manifest. Until re-run, reading it is an error;
@@ -191,8 +177,6 @@ def test_extension_caught_mid_write_is_detectably_incomplete(finished, copy, tmp
 
 
 # ----------------------------------------------------------------------------- the run's own state
-@pytest.mark.xfail(strict=True, reason="issue 32: an unreadable run_state.json is reported as 'a run of a different "
-                                       "configuration ... identity unreadable', and the advice is to discard it")
 def test_unreadable_run_state(copy):
     (copy / "run_state.json").write_text("{")
     try:
@@ -203,8 +187,6 @@ def test_unreadable_run_state(copy):
         assert res.manifest["resumed_chunks"] == 3
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a run directory whose run_state.json was deleted is refused as "
-                                       "'files that are not a simstudy run'")
 def test_deleted_run_state(copy, finished):
     (copy / "run_state.json").unlink()
     try:
@@ -346,8 +328,6 @@ def test_audit_with_an_ambiguous_class_column(audit_data):
 
 
 # ----------------------------------------------------------------------------- StudyResult.write
-@pytest.mark.xfail(strict=True, reason="issue 32: StudyResult.write(DIR) overwrites summary.csv and report.html in a "
-                                       "folder that is not a simstudy run")
 def test_result_write_never_overwrites_foreign_files(finished, tmp_path):
     _, result = finished
     folder = tmp_path / "thesis"

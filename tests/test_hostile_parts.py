@@ -336,8 +336,6 @@ def test_a_study_without_phases():
     clear_message(excinfo.value, words=("phase",))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: load_run cannot read a run of a user's Study class (config.yaml "
-                                       "keeps its name, not its import path: \"study='toy' is invalid\")")
 def test_load_run_of_a_user_study(tmp_path):
     res = _toy(hp.ToyStudy, out=tmp_path / "run")
     pd.testing.assert_frame_equal(simstudy.load_run(tmp_path / "run").summary, res.summary)
@@ -357,8 +355,6 @@ RETRY = dict(population="logistic", sizes=[20], replicates=40, chunk_size=10, n_
 
 
 @pytest.mark.parametrize("learner", ["FlakyOnFlag", "MemoryHungry"])
-@pytest.mark.xfail(strict=True, reason="issue 32: failed replicates (even a MemoryError) are never retried on resume: "
-                                       "the failures stay in the records and nothing is computed")
 def test_a_resume_retries_failed_replicates(tmp_path, fail_flag, learner):
     out = tmp_path / "run"
     first = simstudy.run_study("cv_variance", learner=getattr(hp, learner)(), out=out, **RETRY)
@@ -378,8 +374,6 @@ def test_a_failing_replicate_is_recorded_not_dropped(fail_flag):
     assert res.manifest["replicates_failed"] == len(failed) == int(res.summary["failed"].sum())
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: runner.max_failure_rate never applies before 50 replicates: 30 of 30 "
-                                       "failed replicates end in a result, not an error")
 def test_the_failure_rate_rule_applies_to_small_runs():
     with pytest.raises(UserError) as excinfo:
         simstudy.run_study("cv_variance", population="logistic", learner=hp.AlwaysFails(), sizes=[20], replicates=30,

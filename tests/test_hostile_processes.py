@@ -252,16 +252,11 @@ def _report_interrupted(tmp_path, reference, sig):
     assert simstudy.load_run(out).manifest["replicates_total"] == 200
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a run killed while it writes its report leaves replicates.parquet "
-                                       "and summary.csv without a manifest, and load_run reads it as finished")
 def test_sigkill_while_the_report_is_written(tmp_path, reference):
     _report_interrupted(tmp_path, reference, signal.SIGKILL)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 32: SIGTERM while the report is written stops the command and frees "
-                                       "the lock, but the directory holds records without a manifest and load_run "
-                                       "accepts it")
 def test_sigterm_while_the_report_is_written(tmp_path, reference):
     _report_interrupted(tmp_path, reference, signal.SIGTERM)
 

@@ -19,6 +19,7 @@ from simstudy.report.figures import plt, save_figure, style_axes
 from simstudy.report.notebook import html_fragment, inline_png, table_section
 from simstudy.studies.rho_hat.aggregate import PROCEDURES
 from simstudy.studies.rho_hat.figures import STYLE
+from simstudy.files import write_csv_atomic, write_text_atomic
 
 __all__ = ["audit_figure", "audit_markdown", "audit_result_html", "check_report_folder", "write_report"]
 
@@ -265,10 +266,10 @@ def write_report(result, folder: Path) -> list[Path]:
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     png = save_figure(fig, folder / "figures" / "audit.png")
     files = [folder / "report.md", folder / "report.html", png, folder / "intervals.csv", folder / "calibration.csv"]
-    files[0].write_text(text)
-    files[1].write_text(_html(text, buffer.getvalue()))
-    result.intervals.to_csv(files[3], index=False)
-    pd.concat([t.assign(setting=k) for k, t in result.tests.items()]).to_csv(files[4], index=False)
+    write_csv_atomic(result.intervals, files[3])
+    write_csv_atomic(pd.concat([t.assign(setting=k) for k, t in result.tests.items()]), files[4])
+    write_text_atomic(files[1], _html(text, buffer.getvalue()))
+    write_text_atomic(files[0], text)  # last: report.md marks the folder as an audit's
     return files
 
 

@@ -15,6 +15,8 @@ def report_main(argv: list[str] | None = None) -> None:
 
     Changes only aggregation settings (the study's ``report`` fields, e.g. its test level); the
     new tables and figures are written beside the run's, in RUN_DIR/reaggregated/<settings>/.
+    The records are verified against the run's manifest first; ``--rebuild`` rebuilds them (and
+    every final file) from the run's checksummed shards.
     """
     import argparse
 
@@ -27,6 +29,9 @@ def report_main(argv: list[str] | None = None) -> None:
     parser.add_argument("settings", nargs="*", metavar="study.KEY=VALUE",
                         help="aggregation settings of the study (its 'report' fields, e.g. study.alpha); "
                              "values are YAML (0.01, [0,0.5])")
+    parser.add_argument("--rebuild", action="store_true",
+                        help="rebuild the records, tables, figures and report from the run's checksummed shards "
+                             "(after an edit, a truncated file or a run stopped while writing); nothing is recomputed")
     args = parser.parse_args(argv)
     try:
         settings = _report_settings(args.settings)
@@ -34,12 +39,16 @@ def report_main(argv: list[str] | None = None) -> None:
         fail("simstudy-report", " ".join(str(exc).split()))
     setup_logging()
     try:
-        result = load_run(args.run_dir, **settings)
+        result = load_run(args.run_dir, rebuild=args.rebuild, **settings)
         out = Path(args.run_dir)  # the run's own settings: the same tables, rewritten from the records
-        if settings:  # other settings: beside the run's tables, never over them
+        if args.rebuild and not settings:  # load_run wrote every file
+            files = sorted(p for p in out.rglob("*") if p.is_file() and "shards" not in p.parts)
+        elif settings:  # other settings: beside the run's tables, never over them
             tag = "_".join(f"{k}={'-'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in settings.items())
             out = out / "reaggregated" / tag
-        files = result.write(out, records=False)
+            files = result.write(out, records=False)
+        else:
+            files = result.write(out, records=False)
     except UserError as exc:
         fail("simstudy-report", " ".join(str(exc).split()))
     except OSError as exc:

@@ -106,6 +106,8 @@ class RunReport:
     chunk_errors: list[dict[str, Any]]
     #: The backend the chunks ran on (``auto`` resolved: ``fork`` or ``loky``).
     backend: str = ""
+    #: Failed records of earlier runs left out of the loaded shards (retried or superseded).
+    failure_history: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def warnings(self) -> dict[str, int]:

@@ -54,7 +54,8 @@ class RunnerConfig:
     progress: bool = True
     #: "record" a failing replicate and go on, or "raise" at the first failure.
     on_error: str = "record"
-    #: Abort when more than this share of the replicates done so far failed.
+    #: Abort when more than this share of the replicates done so far failed, checked after each
+    #: chunk once at least 10 replicates are done (:data:`simstudy.engine.runner.MIN_REPLICATES_FOR_ABORT`).
     max_failure_rate: float = 0.2
     #: dask: address of a running scheduler (e.g. tcp://10.0.0.5:8786); null starts a LocalCluster.
     scheduler_address: Optional[str] = None

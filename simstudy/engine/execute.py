@@ -29,7 +29,7 @@ from simstudy.engine.chunks import ChunkOutput, RunReport
 from simstudy.engine.identity import resolved_config, run_identity
 from simstudy.engine.manifest import environment_info
 from simstudy.engine.plan import RunnerOptions, RunPlan, build
-from simstudy.engine.records import timing_by_condition
+from simstudy.engine.records import order_records, timing_by_condition
 from simstudy.engine.result import StudyResult
 from simstudy.engine.rounds import MemoryStore, run_to_targets
 from simstudy.engine.rundir import RunDirectory, RunIdentity, write_config
@@ -44,6 +44,9 @@ from simstudy.studies.targets import Z95, aggregate_tables, has_targets
 __all__ = ["execute", "run_phase"]
 
 log = logging.getLogger("simstudy")
+
+#: At most this many failed records of earlier runs are listed in a manifest (all stay in the shards).
+_HISTORY_SHOWN = 100
 
 
 def _failure_hint(phase: Phase, options: RunnerOptions):
@@ -116,14 +119,7 @@ def _targets_manifest(study: Study, tables, rounds: list[dict]) -> dict[str, Any
 
 def _ordered_records(report: RunReport, phase: Phase) -> pd.DataFrame:
     """The phase's records in (condition, replicate, subject) order, whatever chunks made them."""
-    records = report.records
-    if not phase.subjects or records.empty or "subject" not in records:
-        return records
-    condition = {c.key: i for i, c in enumerate(phase.conditions)}
-    rank = {s: i for i, s in enumerate(phase.subjects)}
-    order = np.lexsort((records["subject"].map(rank).to_numpy(), records["replicate"].to_numpy(),
-                        records["condition_key"].map(condition).to_numpy()))
-    return records.iloc[order].reset_index(drop=True)
+    return order_records(report.records, [c.key for c in phase.conditions], phase.subjects)
 
 
 def _phase_manifest(phase: Phase, report: RunReport, records: pd.DataFrame) -> dict[str, Any]:
@@ -135,9 +131,11 @@ def _phase_manifest(phase: Phase, report: RunReport, records: pd.DataFrame) -> d
     conditions = [{"condition": c.label(), "condition_key": c.key, "replicates": int(R),
                    "failed": int(failed.get(c.key, 0)), **timing.get(i, {})}
                   for i, (c, R) in enumerate(zip(phase.conditions, phase.replicates))]
-    return {"shards": report.shards, "resumed_chunks": report.resumed_chunks,
+    return {"subjects_order": list(phase.subjects), "shards": report.shards, "resumed_chunks": report.resumed_chunks,
             "computed_chunks": report.computed_chunks, "chunk_errors": report.chunk_errors,
-            "warnings": report.warnings, "backend": report.backend, "conditions": conditions}
+            "warnings": report.warnings, "backend": report.backend, "conditions": conditions,
+            "failure_history": report.failure_history[:_HISTORY_SHOWN],
+            "failures_retried": len(report.failure_history)}
 
 
 def _failures(records: pd.DataFrame) -> pd.DataFrame:
@@ -147,7 +145,8 @@ def _failures(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def _manifest(study: Study, plan: RunPlan, identity: RunIdentity, phases: dict[str, dict],
-              records: dict[str, pd.DataFrame], started: str, wall: float, environment: dict[str, Any]) -> dict[str, Any]:
+              records: dict[str, pd.DataFrame], started: str, wall: float, environment: dict[str, Any],
+              config: dict[str, Any]) -> dict[str, Any]:
     failures = _failures(records[study.main_phase])
     scalar = [c for c in failures.columns if failures[c].map(np.isscalar).all()] if len(failures) else []
     main = phases.get(study.main_phase, {})
@@ -157,11 +156,12 @@ def _manifest(study: Study, plan: RunPlan, identity: RunIdentity, phases: dict[s
         "identity_hash": identity.hash, "subjects": identity.subjects, "seed": getattr(study.config, "seed", None),
         "command": plan.runner.command, "overrides": list(plan.overrides),
         "runner": {k: v for k, v in dataclasses.asdict(plan.runner).items() if k != "command"},
-        **{k: main.get(k) for k in ("shards", "resumed_chunks", "computed_chunks", "chunk_errors", "warnings",
-                                    "backend", "conditions")},
+        **{k: main.get(k) for k in ("subjects_order", "shards", "resumed_chunks", "computed_chunks", "chunk_errors",
+                                    "warnings", "backend", "conditions", "failure_history", "failures_retried")},
         "phases": {name: m for name, m in phases.items() if name != study.main_phase},
         **study.manifest(records),
         "replicates_total": int(len(records[study.main_phase])), "replicates_failed": int(len(failures)),
+        "record_labels": study.record_labels(), "config": config,
         "failures_sample": failures[scalar].head(20).to_dict("records"),
         "environment": environment,
     }
@@ -236,7 +236,7 @@ def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study 
             main.insert(i, name, value)
         tables = aggregate_tables(study, records)
         wall = time.perf_counter() - t_start
-        manifest = _manifest(study, plan, identity, manifests, records, started, wall, environment)
+        manifest = _manifest(study, plan, identity, manifests, records, started, wall, environment, config)
         if has_targets(study.config):
             manifest["targets"] = _targets_manifest(study, tables, rounds)
         result = StudyResult(study, config, records, tables, manifest, directory.path if directory else None)

@@ -38,10 +38,22 @@ def _describe(part: Any) -> dict[str, Any]:
     return describe_part(part)
 
 
+def _study_target(study: Study) -> dict[str, str]:
+    """``{"_target_": import path}`` for a study class that its name does not resolve to (a user's
+    class), so that :func:`simstudy.load_run` can read its run directory; else nothing."""
+    from simstudy.registry import STUDIES
+
+    cls = type(study)
+    entry = STUDIES.get(study.name) if hasattr(STUDIES, "get") else None
+    if entry is not None and entry.load() is cls:
+        return {}
+    return {"_target_": f"{cls.__module__}.{cls.__qualname__}"}
+
+
 def resolved_config(study: Study, plan: RunPlan) -> dict[str, Any]:
     """The configuration as recorded in ``config.yaml``: the study's settings, the parts it used
     (their config, or a description of a part given as an object), the runner."""
-    out: dict[str, Any] = {"study": study.config.as_dict()}
+    out: dict[str, Any] = {"study": {**_study_target(study), **study.config.as_dict()}}
     for part in ("population", "learner"):
         obj = getattr(study, part)
         if obj is None:

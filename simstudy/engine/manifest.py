@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+from simstudy.files import write_text_atomic
 
 __all__ = ["GitState", "config_hash", "environment_info", "git_state", "write_json"]
 
@@ -108,5 +109,4 @@ def write_json(path: Path, payload: dict) -> Path:
             return [clean(v) for v in obj]
         return obj
 
-    path.write_text(json.dumps(clean(payload), indent=2, default=str) + "\n")
-    return path
+    return write_text_atomic(path, json.dumps(clean(payload), indent=2, default=str) + "\n")

@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 
 from simstudy.engine.chunks import ChunkOutput
+from simstudy.files import atomic_path
 
-__all__ = ["write_records", "read_records", "timing_by_condition"]
+__all__ = ["order_records", "write_records", "read_records", "timing_by_condition"]
 
 _ARRAY_COLUMNS = ("fold_means", "fold_true_errors")
 
@@ -25,7 +26,8 @@ def write_records(records: pd.DataFrame, path: Path) -> Path:
     for col in _ARRAY_COLUMNS:
         if col in out:
             out[col] = [_float_cell(v) for v in out[col]]
-    out.to_parquet(path, index=False)
+    with atomic_path(path) as tmp:
+        out.to_parquet(tmp, index=False)
     return path
 
 
@@ -54,3 +56,15 @@ def timing_by_condition(outputs: Sequence[ChunkOutput]) -> dict[int, dict[str, f
         t["worker_wall_s"] += o.wall_time
         t["worker_cpu_s"] += o.cpu_time
     return timing
+
+
+def order_records(records: pd.DataFrame, condition_keys: Sequence[str], subjects: Sequence[str]) -> pd.DataFrame:
+    """Records in (condition, replicate, subject) order, whatever chunks made them (chunks are
+    already in (condition, replicate) order; only phases with ``subjects`` need sorting)."""
+    if not subjects or records.empty or "subject" not in records:
+        return records
+    condition = {key: i for i, key in enumerate(condition_keys)}
+    rank = {s: i for i, s in enumerate(subjects)}
+    order = np.lexsort((records["subject"].map(rank).to_numpy(), records["replicate"].to_numpy(),
+                        records["condition_key"].map(condition).to_numpy()))
+    return records.iloc[order].reset_index(drop=True)

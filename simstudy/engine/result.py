@@ -15,7 +15,9 @@ from typing import Any
 import pandas as pd
 
 from simstudy.engine.records import write_records
+from simstudy.engine.verify import COMPLETE, MANIFEST_FILE, WRITING, check_output_folder, file_entries
 from simstudy.errors import ConfigError
+from simstudy.files import remove_temporary_files, write_csv_atomic, write_text_atomic
 from simstudy.studies.base import Study, StudyTables
 from simstudy.studies.targets import aggregate_tables
 
@@ -122,47 +124,73 @@ class StudyResult:
     def write(self, directory: str | Path, records: bool = True) -> list[Path]:
         """Write records (``replicates.parquet`` and ``<phase>.parquet``), ``summary.csv``,
         ``tests.csv``, the study's other tables, Markdown tables, ``figures/*.png``,
-        ``headline.txt``, ``tables.tex`` (booktabs), ``report.html`` (self-contained) and
-        ``manifest.json`` into ``directory``; returns the files written."""
-        from simstudy.engine.backends.figures import start_saving_figures
+        ``headline.txt``, ``tables.tex`` (booktabs), ``report.html`` (self-contained),
+        ``config.yaml`` and ``manifest.json`` into ``directory``; returns the files written.
+
+        Every file is written to a temporary name and renamed (:func:`simstudy.files.atomic_path`).
+        The manifest goes first with ``status: "writing"`` and last with ``status: "complete"``
+        and each file's SHA-256 (:mod:`simstudy.engine.verify`), so a directory caught mid-write
+        is detectably incomplete.
+
+        Raises
+        ------
+        RunDirectoryError
+            ``directory`` holds foreign files or another run (this run's own directory, or one
+            holding a run of the same identity, is rewritten).
+        """
         from simstudy.engine.manifest import write_json
-        from simstudy.report.html import REPORT_FILE, run_report_html
-        from simstudy.report.latex import write_latex_tables
 
         directory = Path(directory)
+        check_output_folder(directory, self.manifest.get("identity_hash"), self.run_dir)
         directory.mkdir(parents=True, exist_ok=True)
-        files: list[Path] = []
+        for folder in (directory, directory / "figures"):
+            remove_temporary_files(folder)
+        if self.manifest:
+            write_json(directory / MANIFEST_FILE, {**self.manifest, "status": WRITING})
+        rows: dict[Path, int] = {}
         if records:
             for phase, frame in self.phase_records.items():
                 name = RECORDS_FILE if phase == self.study.main_phase else f"{phase}.parquet"
-                files.append(write_records(frame, directory / name))
-        files.append(directory / "summary.csv")
-        self.tables.summary.to_csv(files[-1], index=False)
+                rows[write_records(frame, directory / name)] = len(frame)
+        files = list(rows) + self._write_report(directory)
+        if self.config:
+            import yaml
+
+            files.append(write_text_atomic(directory / "config.yaml", yaml.safe_dump(self.config, sort_keys=False)))
+        if self.manifest:
+            kept = {} if records else {k: v for k, v in self.manifest.get("files", {}).items()
+                                       if k.endswith(".parquet") and (directory / k).is_file()}
+            self.manifest = {**self.manifest, "status": COMPLETE,
+                             "files": {**kept, **file_entries(directory, files, rows)}}
+            files.append(write_json(directory / MANIFEST_FILE, self.manifest))
+        return files
+
+    def _write_report(self, directory: Path) -> list[Path]:
+        """The tables, figures, headline, LaTeX tables and HTML report (see :meth:`write`)."""
+        from simstudy.engine.backends.figures import start_saving_figures
+        from simstudy.report.html import REPORT_FILE, run_report_html
+        from simstudy.report.latex import write_latex_tables
+
+        files = [write_csv_atomic(self.tables.summary, directory / "summary.csv")]
         if self.tables.tests is not None:
-            files.append(directory / "tests.csv")
-            self.tables.tests.to_csv(files[-1], index=False)
+            files.append(write_csv_atomic(self.tables.tests, directory / "tests.csv"))
         for name, frame in self.tables.extra.items():
-            files.append(directory / f"{name}.csv")
-            frame.to_csv(files[-1], index=False)
+            files.append(write_csv_atomic(frame, directory / f"{name}.csv"))
         saving = start_saving_figures(self._figure_makers(), directory / "figures")  # forked children draw them
         try:
             files += self.study.write_tables(self.tables, directory)
             figures_at = len(files)
             headline, report_tables = self.headline(), self.report_tables()
-            files.append(directory / "headline.txt")
-            files[-1].write_text(headline + "\n")
+            files.append(write_text_atomic(directory / "headline.txt", headline + "\n"))
             files.append(write_latex_tables(report_tables, directory / "tables.tex", prefix=self.study.name))
         except BaseException:  # a full disk, Ctrl-C...: the children are stopped, nothing more is drawn
             saving.cancel()
             raise
         figures = saving.wait()
         files[figures_at:figures_at] = figures.values()
-        files.append(directory / REPORT_FILE)
-        files[-1].write_text(run_report_html(self, figures, report_tables=report_tables, headline=headline),
-                             encoding="utf-8")
-        if self.manifest:
-            files.append(write_json(directory / "manifest.json", self.manifest))
-        return files
+        html = run_report_html(self, figures, report_tables=report_tables, headline=headline)
+        files.append(write_text_atomic(directory / REPORT_FILE, html))
+        return list(dict.fromkeys(files))  # a study may write a table the engine writes too (once in the list)
 
     def reaggregate(self, **settings: Any) -> "StudyResult":
         """The same records aggregated with other ``report`` settings (e.g. ``alpha=0.01``).

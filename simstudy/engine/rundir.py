@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from simstudy.errors import RunDirectoryError
+from simstudy.files import write_text_atomic
 
 __all__ = ["RunIdentity", "RunDirectory", "STATE_FILE", "LOCK_FILE"]
 
@@ -181,7 +182,8 @@ class RunDirectory:
         if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
             raise RunDirectoryError(f"hydra.run.dir={str(self.path)!r} cannot be created: {str(parent)!r} is not a "
                                     "writable directory. Choose a directory you can write to.")
-        if self.path.is_dir() and not (self.path / STATE_FILE).exists() and not (self.path / LOCK_FILE).exists():
+        marks = (STATE_FILE, LOCK_FILE, "manifest.json", "shards")  # a run's state, lock, final manifest or shards
+        if self.path.is_dir() and not any((self.path / name).exists() for name in marks):
             foreign = sorted(p.name for p in self.path.iterdir() if p.name not in (".hydra",))
             if foreign:
                 raise RunDirectoryError(
@@ -297,15 +299,51 @@ class RunDirectory:
     # -- identity
     def _state(self) -> dict[str, Any] | None:
         path = self.path / STATE_FILE
-        if not path.is_file():
-            return None
         try:
-            return json.loads(path.read_text())
-        except (OSError, ValueError):
-            return {"identity_hash": "unreadable"}
+            state = json.loads(path.read_text())
+            if isinstance(state, dict) and state.get("identity_hash"):
+                return state
+            problem = "unreadable (no identity)"
+        except FileNotFoundError:
+            problem = "missing"
+        except (OSError, ValueError) as exc:
+            problem = f"unreadable ({type(exc).__name__})"
+        return self._recovered_state(problem)
+
+    def _recovered_state(self, problem: str) -> dict[str, Any] | None:
+        """The identity of a run whose ``run_state.json`` is missing or unreadable, read from what
+        its files record (the manifest, the shards' sidecars); None for a directory with neither.
+
+        The state is recovered only when those files agree on one identity; otherwise the run
+        is refused (:meth:`_refusal` names ``run_state.json``), never taken for another's.
+        """
+        hashes, study = set(), None
+        try:
+            manifest = json.loads((self.path / "manifest.json").read_text())
+            hashes.add(manifest.get("identity_hash"))
+            study = manifest.get("study")
+        except (OSError, ValueError, AttributeError):
+            pass
+        for sidecar in sorted((self.path / "shards").glob("*/*.json"))[:50]:
+            try:
+                hashes.add(json.loads(sidecar.read_text()).get("run_hash"))
+            except (OSError, ValueError, AttributeError):
+                continue
+        hashes.discard(None)
+        if not hashes and not (self.path / STATE_FILE).exists():
+            return None
+        found = hashes.pop() if len(hashes) == 1 else "unknown"
+        log.warning("run directory %s: %s is %s; identity %s recovered from the run's manifest and shards",
+                    self.path, STATE_FILE, problem, found)
+        return {"identity_hash": found, "study": study, "recovered": f"{STATE_FILE} {problem}"}
 
     def _refusal(self, state: dict[str, Any], identity: RunIdentity) -> str:
         """Why ``state`` (the directory's) does not admit ``identity``; "" when it does."""
+        if "recovered" in state and state["identity_hash"] != identity.hash:
+            return (f"hydra.run.dir={str(self.path)!r}: its {state['recovered']}, and its manifest and shards were "
+                    f"written by identity {state['identity_hash']}, not this run's {identity.hash}")
+        if "recovered" in state:
+            return ""
         if state.get("study") != identity.study or state.get("identity_hash") != identity.hash:
             changed = _changed_keys(state.get("identity", {}), identity.content) if "identity" in state else []
             what = f" (changed: {', '.join(changed[:8])})" if changed else ""
@@ -355,9 +393,7 @@ class RunDirectory:
         subjects = {**(state or {}).get("subjects", {}), **identity.subjects}
         payload = {"format": STATE_FORMAT, "study": identity.study, "identity_hash": identity.hash,
                    "subjects": subjects, "identity": identity.content}
-        tmp = self.path / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps(payload, indent=1, sort_keys=True, default=str) + "\n")
-        os.replace(tmp, self.path / STATE_FILE)
+        write_text_atomic(self.path / STATE_FILE, json.dumps(payload, indent=1, sort_keys=True, default=str) + "\n")
         return self
 
     def __enter__(self) -> "RunDirectory":
@@ -370,6 +406,6 @@ class RunDirectory:
 def write_config(path: Path, config: dict[str, Any], overrides: list[str]) -> None:
     import yaml
 
-    (path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    write_text_atomic(path / "config.yaml", yaml.safe_dump(config, sort_keys=False))
     if overrides:
-        (path / "overrides.yaml").write_text(yaml.safe_dump(list(overrides)))
+        write_text_atomic(path / "overrides.yaml", yaml.safe_dump(list(overrides)))

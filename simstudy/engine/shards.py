@@ -15,22 +15,19 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 
 from simstudy.engine.chunks import ChunkOutput
+from simstudy.files import atomic_path, remove_temporary_files, sha256_file, write_text_atomic
 from simstudy.studies.base import Chunk
 
-__all__ = ["ShardStore"]
+__all__ = ["ShardStore", "resolve_shards"]
 
 log = logging.getLogger("simstudy")
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+_sha256 = sha256_file
 
 
 class ShardStore:
@@ -52,6 +49,10 @@ class ShardStore:
     def __init__(self, directory: str | os.PathLike, run_hash: str = ""):
         self.directory = Path(directory)
         self.run_hash = run_hash
+        #: The generation this store writes: one above every shard it found (:meth:`load`).
+        self.generation = 0
+        #: The failed records :meth:`load` left out (superseded, or to be retried).
+        self.failure_history: list[dict[str, Any]] = []
 
     def _paths(self, phase: str, key: str, chunk: Chunk) -> tuple[Path, Path]:
         stem = f"{key[:16]}_r{chunk.start:07d}-{chunk.stop:07d}"
@@ -64,16 +65,15 @@ class ShardStore:
         """Write one chunk atomically (temporary name, then rename); returns its index entry."""
         data, meta = self._paths(phase, key, out.chunk)
         data.parent.mkdir(parents=True, exist_ok=True)
-        tmp = data.with_name(data.name + f".tmp{os.getpid()}")
-        out.records.to_parquet(tmp, index=False)
-        os.replace(tmp, data)
+        if data.exists():  # a retry of replicates whose failed shard is kept as their history
+            data, meta = (p.with_name(f"{p.stem}_g{self.generation}{p.suffix}") for p in (data, meta))
+        with atomic_path(data) as tmp:
+            out.records.to_parquet(tmp, index=False)
         entry = {"file": str(data.relative_to(self.directory)), "sha256": _sha256(data), "rows": int(len(out.records)),
                  "condition_key": key, "start": out.chunk.start, "stop": out.chunk.stop,
-                 "subjects": list(out.chunk.subjects), "run_hash": self.run_hash,
+                 "subjects": list(out.chunk.subjects), "run_hash": self.run_hash, "generation": self.generation,
                  "wall_time": out.wall_time, "cpu_time": out.cpu_time, "warnings": out.warnings}
-        tmp_meta = meta.with_name(meta.name + f".tmp{os.getpid()}")
-        tmp_meta.write_text(json.dumps(entry))
-        os.replace(tmp_meta, meta)  # the sidecar is written last: a shard without it is incomplete
+        write_text_atomic(meta, json.dumps(entry))  # the sidecar is written last: a shard without it is incomplete
         return entry
 
     def sidecar(self, phase: str, key: str, chunk: Chunk) -> Path:
@@ -107,13 +107,19 @@ class ShardStore:
         except Exception as exc:  # unreadable JSON or Parquet
             return None, None, f"unreadable ({type(exc).__name__}: {exc})"
 
-    def load(self, phase: str, keys: Sequence[str], replicates: Sequence[int]) -> tuple[list[ChunkOutput],
-                                                                                      list[dict[str, Any]]]:
+    def load(self, phase: str, keys: Sequence[str], replicates: Sequence[int],
+             retry: bool = True) -> tuple[list[ChunkOutput], list[dict[str, Any]]]:
         """Valid shards of a phase for the conditions with these ``keys``.
 
         Shards of other conditions are left alone (a run can be narrowed and widened again);
         invalid ones are reported, deleted and left to recompute. Replicates at or beyond a
         condition's ``replicates`` are dropped from the loaded records (a run can be shortened).
+
+        Failed replicates: with ``retry`` (a resume), the replicates whose records carry an
+        error are left out of the loaded chunks, so the run computes them again from the same
+        seeds; their failed records stay on disk and are listed in :attr:`failure_history`. A
+        shard written later (a higher ``generation``) supersedes an earlier one's records of the
+        same replicates (see :func:`resolve_shards`).
 
         Returns
         -------
@@ -122,31 +128,109 @@ class ShardStore:
             The index entries (file, sha256, rows, ...) of the shards used.
         """
         folder = self.directory / phase
-        outputs, entries = [], []
+        self.failure_history = []
         if not folder.is_dir():
-            return outputs, entries
+            return [], []
         index = {key: i for i, key in enumerate(keys)}
-        for tmp in folder.glob("*.tmp*"):
-            tmp.unlink()
+        remove_temporary_files(folder)
+        found = []
         for data in sorted(folder.glob("*.parquet")):
             entry, records, problem = self._check(data)
-            if entry is not None and entry.get("condition_key") not in index and not problem:
-                continue
             if problem:
                 log.warning("shard %s is invalid: %s; it will be recomputed", data, problem)
                 data.unlink(missing_ok=True)
                 data.with_suffix(".json").unlink(missing_ok=True)
                 continue
-            c = index[entry["condition_key"]]
-            start, stop = entry["start"], min(entry["stop"], replicates[c])
-            if start >= stop:
-                continue
-            if stop < entry["stop"]:
-                if "replicate" not in records:
-                    continue  # cannot be cut: recompute the part still wanted
-                records = records[records["replicate"] < stop].reset_index(drop=True)
-            chunk = Chunk(c, start, stop, tuple(entry.get("subjects", ())))
-            outputs.append(ChunkOutput(chunk, records, entry["wall_time"], entry["cpu_time"], "",
-                                       entry.get("warnings", {})))
-            entries.append(entry)
+            self.generation = max(self.generation, int(entry.get("generation", 0)) + 1)
+            if entry.get("condition_key") in index:
+                found.append((entry, records))
+        outputs, entries, self.failure_history = resolve_shards(found, index, replicates, retry)
         return outputs, entries
+
+    def read_listed(self, phase: str, listed: Sequence[dict[str, Any]], keys: Sequence[str],
+                    replicates: Sequence[int]) -> list[ChunkOutput]:
+        """The chunks of the shards a manifest lists (``listed``: their entries), each checked against
+        its entry's SHA-256 and row count; the records the run used (:func:`resolve_shards`, no retry).
+
+        Raises
+        ------
+        ValueError
+            A listed shard is missing or differs from its entry (the message names it).
+        """
+        found = []
+        for entry in listed:
+            path = self.directory / entry["file"]
+            if not path.is_file():
+                raise ValueError(f"shard {path} is missing")
+            if _sha256(path) != entry["sha256"]:
+                raise ValueError(f"shard {path} differs from its checksum in the manifest")
+            records = pd.read_parquet(path)
+            if len(records) != entry["rows"]:
+                raise ValueError(f"shard {path} has {len(records)} rows, the manifest lists {entry['rows']}")
+            found.append((entry, records))
+        return resolve_shards(found, {k: i for i, k in enumerate(keys)}, replicates, retry=False)[0]
+
+
+def _coverage(found, index, replicates) -> dict[tuple[int, Any], np.ndarray]:
+    """(condition, subject) -> the highest generation of the shards covering each replicate (-1: none)."""
+    size = {c: int(r) for c, r in enumerate(replicates)}
+    for entry, _ in found:
+        c = index[entry["condition_key"]]
+        size[c] = max(size[c], int(entry["stop"]))
+    top: dict[tuple[int, Any], np.ndarray] = {}
+    for entry, _ in found:
+        c, g = index[entry["condition_key"]], int(entry.get("generation", 0))
+        for s in entry.get("subjects") or [None]:
+            arr = top.setdefault((c, s), np.full(size[c], -1))
+            np.maximum(arr[entry["start"]:entry["stop"]], g, out=arr[entry["start"]:entry["stop"]])
+    return top
+
+
+def resolve_shards(found, index: dict[str, int], replicates: Sequence[int], retry: bool):
+    """The chunks a phase's valid shards give: (outputs, entries used, failure history).
+
+    A replicate's records come from the latest shard that covers it (highest ``generation``:
+    every run into a directory writes one generation above the shards it found, and a new shard
+    covers only replicates not covered, or left out to be retried). With ``retry``, replicates
+    whose records carry an error are left out too, to be computed again. Replicates at or beyond
+    a condition's count are dropped. The history lists the failed records left out.
+    """
+    top = _coverage(found, index, replicates)
+    outputs, entries, history = [], [], []
+    for entry, records in found:
+        c, g = index[entry["condition_key"]], int(entry.get("generation", 0))
+        start, stop, subjects = int(entry["start"]), int(entry["stop"]), tuple(entry.get("subjects", ()))
+        later = np.max([top[(c, s)][start:stop] for s in subjects or [None]], axis=0) > g
+        excluded = later | (np.arange(start, stop) >= replicates[c])
+        if "replicate" not in records:  # cannot be cut: used whole, or recomputed
+            excluded[:] = excluded.any()
+        else:
+            rel = records["replicate"].to_numpy() - start
+            failed = (records["error"].fillna("") != "").to_numpy() if "error" in records else np.zeros(len(rel), bool)
+            if retry:
+                excluded[rel[failed]] = True
+            dropped = records[failed & excluded[rel] & (rel + start < replicates[c])]
+            history += [{"condition_key": entry["condition_key"], "generation": g, "file": entry["file"],
+                         **{k: v for k, v in row.items() if k in ("replicate", "subject", "error")}}
+                        for row in dropped.to_dict("records")]
+        parts = _kept_ranges(excluded, start)
+        if parts:
+            entries.append(entry)
+        for a, b in parts:
+            part = records if (a, b) == (start, stop) else \
+                records[(records["replicate"] >= a) & (records["replicate"] < b)].reset_index(drop=True)
+            first = a == parts[0][0]  # the shard's timings and warnings are counted once
+            outputs.append(ChunkOutput(Chunk(c, a, b, subjects), part, entry["wall_time"] if first else 0.0,
+                                       entry["cpu_time"] if first else 0.0, "",
+                                       entry.get("warnings", {}) if first else {}))
+    return outputs, entries, history
+
+
+def _kept_ranges(excluded: np.ndarray, start: int) -> list[tuple[int, int]]:
+    """Maximal ranges [a, b) of replicates not ``excluded`` (``excluded[i]`` is replicate ``start + i``)."""
+    kept = np.flatnonzero(~excluded)
+    if not len(kept):
+        return []
+    breaks = np.flatnonzero(np.diff(kept) > 1)
+    firsts, lasts = np.r_[kept[0], kept[breaks + 1]], np.r_[kept[breaks], kept[-1]]
+    return [(start + int(a), start + int(b) + 1) for a, b in zip(firsts, lasts)]

@@ -28,6 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator  # noqa: E402
+from simstudy.files import atomic_path  # noqa: E402
 
 __all__ = ["ERROR_BARS", "Z95", "style_axes", "save_figure", "draw_figure", "plt", "size_axis", "plain_log_axis",
            "rate_bars", "mean_bars", "paper_points", "finish", "in_order_of_x", "panel_grid", "series_style",
@@ -206,7 +207,8 @@ def save_figure(fig, path: Path, dpi: int = 130) -> Path:
     """Save ``fig`` as a PNG (creating the folder) and close it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    with atomic_path(path) as tmp:  # format given: the temporary name has no .png
+        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
     plt.close(fig)
     return path
 

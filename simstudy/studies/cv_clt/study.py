@@ -23,6 +23,7 @@ from simstudy.studies.cv_clt.config import CVCLTConfig
 from simstudy.studies.cv_clt.worker import CVCLTWorker, comparison_label
 from simstudy.studies.targets import TargetMeasure
 from simstudy.populations.checks import draw_sample
+from simstudy.files import write_text_atomic
 
 __all__ = ["CVCLTStudy", "make_conditions"]
 
@@ -173,7 +174,7 @@ class CVCLTStudy(Study):
         lines += self._truth_note(tables.summary[tables.summary["kind"] == "learner"])
         lines += _stability_lines(tables.extra.get("loss_stability"), alpha)
         path = Path(directory) / "summary.md"
-        path.write_text("\n".join(lines))
+        write_text_atomic(path, "\n".join(lines))
         return [path]
 
     def headline(self, tables: StudyTables) -> str:

@@ -29,6 +29,7 @@ from simstudy.studies.cv_variance.worker import THETAS, CVVarianceWorker
 from simstudy.studies.settings import targets_of
 from simstudy.studies.targets import TargetMeasure
 from simstudy.populations.checks import draw_sample
+from simstudy.files import write_csv_atomic, write_text_atomic
 
 __all__ = ["CVVarianceStudy", "CVVarianceConfig", "CVVarianceWorker", "aggregate", "degenerate_warnings",
            "make_conditions", "THETAS"]
@@ -187,11 +188,11 @@ class CVVarianceStudy(Study):
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
         directory = Path(directory)
         table2 = directory / "table2.md"
-        table2.write_text(table2_markdown(tables.summary, tables.tests, self.config.paper))
+        write_text_atomic(table2, table2_markdown(tables.summary, tables.tests, self.config.paper))
         files = [table2]
         if self.config.paper:
             files.append(directory / "table2_comparison.csv")
-            table2_comparison(tables.summary, tables.tests, self.config.paper).to_csv(files[-1], index=False)
+            write_csv_atomic(table2_comparison(tables.summary, tables.tests, self.config.paper), files[-1])
         shown = self.report_tables(tables)
         text = [f"# {self.name}: {self._label(tables)}\n",
                 "± is 1.96 Monte Carlo standard errors (95%), rates show [95% Wilson interval] (count/replicates), "
@@ -199,7 +200,7 @@ class CVVarianceStudy(Study):
         for title, frame in [(k, v) for k, v in shown.items() if not k.startswith("Table 2")]:
             text += [f"## {title}\n", frame_to_markdown(frame)]
         summary = directory / "summary.md"
-        summary.write_text("\n".join(text))
+        write_text_atomic(summary, "\n".join(text))
         return files + [summary]
 
     def headline(self, tables: StudyTables) -> str:

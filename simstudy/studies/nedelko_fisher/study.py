@@ -24,6 +24,7 @@ from simstudy.studies.nedelko_fisher.aggregate import (
 from simstudy.studies.nedelko_fisher.config import NedelkoFisherConfig
 from simstudy.studies.nedelko_fisher.report import RHAT_DESCRIPTIONS, TIE_RULE_DESCRIPTIONS, summary_markdown
 from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, OptimismWorker, make_conditions
+from simstudy.files import write_text_atomic
 
 __all__ = ["NedelkoFisherStudy"]
 
@@ -84,7 +85,7 @@ class NedelkoFisherStudy(Study):
 
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
         path = Path(directory) / "summary.md"
-        path.write_text(summary_markdown(tables, self.config))
+        write_text_atomic(path, summary_markdown(tables, self.config))
         return [path]
 
     def report_tables(self, tables: StudyTables) -> dict[str, pd.DataFrame]:

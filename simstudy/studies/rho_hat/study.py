@@ -23,6 +23,7 @@ from simstudy.studies.rho_hat.aggregate import PROCEDURES, aggregate, goal_table
 from simstudy.studies.rho_hat.config import RhoHatConfig
 from simstudy.studies.rho_hat.worker import RhoHatWorker
 from simstudy.populations.checks import draw_sample
+from simstudy.files import write_csv_atomic, write_text_atomic
 
 __all__ = ["RhoHatStudy", "RhoHatConfig", "pivot_percent"]
 
@@ -109,8 +110,8 @@ class RhoHatStudy(Study):
                  "< 80%):", "", frame_to_markdown(tables.extra["goal"]), "",
                  "Procedures:", ""] + [f"- `{k}`: {v}" for k, v in PROCEDURES.items()] + [""]
         path = Path(directory) / "summary.md"
-        path.write_text("\n".join(lines))
-        tables.extra["goal"].to_csv(Path(directory) / "goal.csv", index=False)
+        write_text_atomic(path, "\n".join(lines))
+        write_csv_atomic(tables.extra["goal"], Path(directory) / "goal.csv")
         return [path]
 
     def headline(self, tables: StudyTables) -> str:
