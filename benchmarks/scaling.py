@@ -62,14 +62,14 @@ def _timed(owner, name: str, part: str, spent: dict[str, float]) -> None:
 
 
 def _instrument() -> dict[str, float]:
-    from simstudy.engine import chunks, execute, result, shards
+    from simstudy.engine import chunks, execution, result, shards
     from simstudy.studies.resolve import resolve_study
 
     spent = {part: 0.0 for part in PARTS}
     _timed(shards.ShardStore, "save", "shard_save", spent)
     _timed(shards.ShardStore, "load", "shard_load", spent)
     _timed(chunks.RunReport, "records", "collect", spent)
-    _timed(execute, "_ordered_records", "collect", spent)
+    _timed(execution, "_ordered_records", "collect", spent)
     _timed(resolve_study("cv_variance"), "aggregate", "aggregate", spent)
     _timed(result.StudyResult, "write", "write", spent)
     return spent

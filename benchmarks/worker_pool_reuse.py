@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = """
 import json, time
 import simstudy
-from simstudy.engine.execute import execute
+from simstudy.engine.execution import execute
 from simstudy.engine.plan import make_runner, prepare
 
 def once():

@@ -59,7 +59,7 @@ MOVED: dict[str, str] = {
 MOVED_NAMES: dict[str, dict[str, str]] = {
     "simstudy.engine": {"resolve_study": "simstudy.studies.resolve", "make_config": "simstudy.studies.resolve",
                         "resolved_config": "simstudy.engine.identity",
-                        "run_phase": "simstudy.engine.execute"},
+                        "run_phase": "simstudy.engine.execution"},
     "simstudy.cli": {"plan_from_config": "simstudy.cli.hydra", "setup_logging": "simstudy.cli.console"},
     "simstudy.config": {"Config": "simstudy.cli.hydra", "register_configs": "simstudy.cli.hydra"},
     "simstudy.runner": {"Chunk": "simstudy.studies.base", "ChunkOutput": "simstudy.engine.chunks",

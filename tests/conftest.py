@@ -62,6 +62,6 @@ def validate(cfg):
 def run_config(cfg, out, command: str = "simstudy"):
     """Run a composed config into ``out`` as the CLI does; returns the StudyResult."""
     from simstudy.cli.hydra import plan_from_config
-    from simstudy.engine.execute import execute
+    from simstudy.engine.execution import execute
 
     return execute(plan_from_config(cfg, command), out)

@@ -228,7 +228,7 @@ def _command(overrides, files, run_dir):
 DRIVER = r"""
 import json, os, sys
 import hydra, pandas, sklearn.base, sklearn.tree, sklearn.neighbors, sklearn.linear_model  # noqa: F401
-import simstudy.cli.run, simstudy.engine.execute, simstudy.populations, simstudy.learners  # noqa: F401
+import simstudy.cli.run, simstudy.engine.execution, simstudy.populations, simstudy.learners  # noqa: F401
 from simstudy.registry import STUDIES
 for entry in STUDIES.values():
     entry.load()

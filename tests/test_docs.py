@@ -112,6 +112,7 @@ def _registry_parts():
     """(group, name, field names, defaults) of every registered part and runner preset, read
     independently of the page generator."""
     from hydra.core.config_store import ConfigStore
+    from omegaconf import OmegaConf
 
     from simstudy.cli.hydra import register_configs
     from simstudy.engine.config import RunnerConfig
@@ -133,6 +134,8 @@ def _registry_parts():
     register_configs()
     for file_name, node in ConfigStore.instance().repo["runner"].items():
         values = [node.node[f.name] for f in dataclasses.fields(RunnerConfig)]
+        # a group of settings (runner.submitit) as a mapping: its fields have rows of their own
+        values = [OmegaConf.to_container(v) if OmegaConf.is_config(v) else v for v in values]
         yield "runner", file_name.removesuffix(".yaml"), [f.name for f in dataclasses.fields(RunnerConfig)], values
 
 

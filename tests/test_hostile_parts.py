@@ -214,8 +214,6 @@ def test_a_learner_that_always_raises_is_recorded_or_stops_the_run():
         assert res.manifest["replicates_failed"] == 20 and len(res.records) == 20
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a run whose replicates all failed crashes while writing its report "
-                                       "(raw ZeroDivisionError in table2.md), leaving a half-written directory")
 def test_a_run_whose_replicates_all_failed_writes_its_report_or_stops_clearly(tmp_path):
     out = tmp_path / "run"
     try:

@@ -19,7 +19,8 @@ import pytest
 import simstudy
 from simstudy.engine.backends.signals import RunStopped, stop_on_signals
 from simstudy.engine.backends.workers import user_modules
-from simstudy.engine.rundir import LOCK_FILE, RunDirectory, dead_holder, holder_record
+from simstudy.engine.lock_holder import dead_holder, holder_record
+from simstudy.engine.rundir import LOCK_FILE, RunDirectory
 from simstudy.errors import RunDirectoryError
 
 ROOT = Path(__file__).resolve().parents[1]

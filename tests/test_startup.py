@@ -134,7 +134,7 @@ def test_costliest_chunks_are_dispatched_first_and_the_records_do_not_change():
 def test_chunk_cost_of_a_phase_is_replicates_times_sample_size():
     from types import SimpleNamespace
 
-    from simstudy.engine.execute import _chunk_cost
+    from simstudy.engine.execution import _chunk_cost
 
     phase = SimpleNamespace(conditions=[SimpleNamespace(n=20), SimpleNamespace(n=2000)])
     cost = _chunk_cost(phase)

@@ -137,7 +137,7 @@ def _rows(config: Any, role_of: Any) -> tuple[str, list[Row]]:
         default = _default(f, instance)
         if dataclasses.is_dataclass(default):  # a group of fields (a study's targets): its row, then one per field
             _, inner = _rows(default, lambda _: role_of(f))
-            rows.append(Row(f.name, "group", "(every field null)", role_of(f), meaning(cls.__name__, f.name, docs)))
+            rows.append(Row(f.name, "group", "(fields below)", role_of(f), meaning(cls.__name__, f.name, docs)))
             rows += [Row(f"{f.name}.{r.name}", r.type, r.default, r.role, r.meaning) for r in inner]
             continue
         rows.append(Row(f.name, _type_name(hints[f.name]), _show(default), role_of(f), meaning(cls.__name__, f.name,

@@ -1,6 +1,6 @@
 """The ``simstudy`` command: compose a config with Hydra, then the same path as
 :func:`simstudy.run_study` from Python (:func:`~simstudy.engine.plan.prepare`, then
-:func:`~simstudy.engine.execute.execute`), and print the headline.
+:func:`~simstudy.engine.execution.execute`), and print the headline.
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _run(cfg) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from simstudy.engine.execute import execute
+    from simstudy.engine.execution import execute
     from simstudy.engine.rundir import RunDirectory
 
     setup_logging()

@@ -13,7 +13,7 @@ from typing import Any
 
 from simstudy._deprecated import moved_attribute
 
-_EXPORTS = {"run_study": "simstudy.engine.run", "execute": "simstudy.engine.execute",
+_EXPORTS = {"run_study": "simstudy.engine.run", "execute": "simstudy.engine.execution",
             "run_identity": "simstudy.engine.identity", "StudyResult": "simstudy.engine.result"}
 _EXPORTS.update({name: "simstudy.engine.plan" for name in ("RunPlan", "RunnerOptions", "build", "make_runner",
                                                            "prepare")})

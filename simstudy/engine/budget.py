@@ -21,6 +21,8 @@ from simstudy.errors import ConfigError
 __all__ = ["Budget", "check_budget", "estimate_budget", "memory_available"]
 
 log = logging.getLogger("simstudy")
+#: Estimates from which a run announces itself on the terminal (below: in the debug log only).
+ANNOUNCE_SECONDS, ANNOUNCE_BYTES = 60.0, 2**30
 
 #: Memory of one record (a replicate of one condition) in the records table, bytes.
 RECORD_BYTES = 300
@@ -100,7 +102,9 @@ def check_budget(config: Any, runner: Any, n_features: int = 1, announce: bool =
             raise ConfigError(f"study.sizes={list(config.sizes)} with study.replicates={config.replicates} would "
                               f"clearly not finish: it needs at least {_duration(budget.seconds)}. {override}")
     if announce:
-        log.info("estimate: %s (a rough lower bound)", budget.describe())
+        # a run that is short and small either way is not worth a line on the terminal
+        level = logging.INFO if budget.seconds >= ANNOUNCE_SECONDS or budget.memory >= ANNOUNCE_BYTES else logging.DEBUG
+        log.log(level, "estimate: %s (a rough lower bound)", budget.describe())
     return budget
 
 

@@ -48,14 +48,20 @@ class MemoryStore:
 
     def __init__(self):
         self._outputs: dict[tuple[str, str], list[ChunkOutput]] = {}
+        #: Failed replicates superseded by a retry: none, since chunks kept in memory are never retried.
+        self.failure_history: list[dict[str, Any]] = []
 
     def save(self, phase: str, key: str, out: ChunkOutput) -> dict[str, Any]:
         self._outputs.setdefault((phase, key), []).append(out)
         return {"file": "", "condition_key": key, "start": out.chunk.start, "stop": out.chunk.stop,
                 "subjects": list(out.chunk.subjects)}
 
-    def load(self, phase: str, keys: Sequence[str], replicates: Sequence[int]) -> tuple[list[ChunkOutput], list]:
-        """The kept chunks of these conditions, cut at ``replicates`` (as a shard store does)."""
+    def load(self, phase: str, keys: Sequence[str], replicates: Sequence[int],
+             retry: bool = False) -> tuple[list[ChunkOutput], list]:
+        """The kept chunks of these conditions, cut at ``replicates`` (as a shard store does).
+
+        ``retry`` is accepted for the shard store's interface; within one run a failed replicate
+        is kept as recorded (retrying is what a resume from shards does)."""
         outputs = []
         for c, key in enumerate(keys):
             for out in self._outputs.get((phase, key), []):

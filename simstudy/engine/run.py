@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from simstudy.engine.execute import execute
+from simstudy.engine.execution import execute
 from simstudy.engine.plan import check_storable, make_runner, prepare
 from simstudy.engine.result import StudyResult
 

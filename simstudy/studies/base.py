@@ -12,7 +12,7 @@ subclass of :class:`Study` that supplies
 - :meth:`Study.aggregate`: records -> tables; :meth:`Study.figures`,
   :meth:`Study.write_tables` and :meth:`Study.headline`: what a reader sees.
 
-The engine (:mod:`simstudy.engine.execute`) owns everything else: validation order, seeds, chunks,
+The engine (:mod:`simstudy.engine.execution`) owns everything else: validation order, seeds, chunks,
 parallelism, failures, shards and resume, files and the manifest.
 
 Every config field has a role, which decides whether a changed value may reuse a run
