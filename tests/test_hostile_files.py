@@ -304,8 +304,6 @@ def test_audit_may_rewrite_its_own_report(audit_data, tmp_path):
     assert (tmp_path / "audit" / "report.md").read_text().startswith("# CV audit")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a file whose class column auto cannot find ends simstudy audit with "
-                                       "a raw ValueError traceback (exit 1) that names population.label_column")
 def test_audit_command_with_an_ambiguous_class_column(audit_data, tmp_path):
     """Labels 0/1 first, real features last: 'auto' cannot tell; one paragraph naming the option."""
     _, _, path = audit_data
@@ -316,8 +314,6 @@ def test_audit_command_with_an_ambiguous_class_column(audit_data, tmp_path):
     assert "--label-column" in proc.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: audit(path) on a file whose class column auto cannot find raises a "
-                                       "plain ValueError, not a UserError")
 def test_audit_with_an_ambiguous_class_column(audit_data):
     from simstudy.audit import audit
 

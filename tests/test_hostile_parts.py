@@ -305,16 +305,7 @@ def test_a_well_behaved_user_study():
     assert len(res.records) == 20 and res.summary["mean"].iloc[0] == pytest.approx(4.75)
 
 
-@pytest.mark.parametrize("cls", [
-    pytest.param("ShortChunkStudy", marks=pytest.mark.xfail(strict=True, reason="issue 32: a worker that returns one "
-                                                            "row too few per chunk loses replicates (18 of 20)")),
-    pytest.param("DuplicateRowsStudy", marks=pytest.mark.xfail(strict=True, reason="issue 32: a worker that returns "
-                                                               "every replicate twice gives 40 records for 20")),
-    pytest.param("NoneChunkStudy", marks=pytest.mark.xfail(strict=True, reason="issue 32: a worker returning None has "
-                                                           "its chunks dropped, then a raw KeyError")),
-    pytest.param("DictChunkStudy", marks=pytest.mark.xfail(strict=True, reason="issue 32: a worker returning a dict "
-                                                           "gives a raw TypeError from pandas")),
-])
+@pytest.mark.parametrize("cls", ["ShortChunkStudy", "DuplicateRowsStudy", "NoneChunkStudy", "DictChunkStudy"])
 def test_a_study_worker_returning_the_wrong_records(cls):
     """One record per replicate or a failure that says so: never fewer, more or lost records."""
     try:
@@ -327,7 +318,6 @@ def test_a_study_worker_returning_the_wrong_records(cls):
         assert (records["error"] != "").any()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: a Study whose phases() is empty gives a raw KeyError")
 def test_a_study_without_phases():
     with pytest.raises(UserError) as excinfo:
         _toy(hp.NoPhasesStudy)

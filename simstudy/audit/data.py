@@ -72,7 +72,13 @@ def _from_file(data: Any, task: str, label_column: Any, positive: Any):
             "positive": positive, "replace": True}
     if task == "regression":
         spec["task"] = "regression"
-    return build_population(spec)
+    try:
+        return build_population(spec)
+    except ValueError as exc:  # the reader's refusal names the population field; here it is the audit's option
+        if isinstance(exc, ConfigError) or "population.label_column" not in str(exc):
+            raise
+        raise ConfigError(str(exc).replace("Set population.label_column", "Set label_column (--label-column on the "
+                                           "command line)").replace("population.label_column", "label_column")) from None
 
 
 def _target(y: np.ndarray, task: str) -> np.ndarray:

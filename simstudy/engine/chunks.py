@@ -8,9 +8,10 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
+from simstudy.errors import PartOutputError
 from simstudy.studies.base import Chunk
 
-__all__ = ["Chunk", "ChunkOutput", "RunReport", "plan_chunks"]
+__all__ = ["Chunk", "ChunkOutput", "RunReport", "check_chunk_records", "plan_chunks"]
 
 
 @dataclass
@@ -121,3 +122,43 @@ class RunReport:
     def records(self) -> pd.DataFrame:
         frames = [o.records for o in self.outputs if o.records is not None]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def check_chunk_records(records: Any, chunk: Chunk, worker: Any) -> None:
+    """Refuse what a study's worker returned for ``chunk`` unless it is one record per replicate.
+
+    A worker returns a DataFrame with a ``replicate`` column holding every replicate of the chunk
+    (``chunk.start`` to ``chunk.stop - 1``), once each, or once per subject when the records have a
+    ``subject`` column; a failed replicate is a record with an ``error``, never a missing row.
+    Anything else would lose, double or invent replicates, so the run stops.
+
+    Raises
+    ------
+    PartOutputError
+        Names the worker, the replicates and what it returned.
+    """
+    problem = _records_problem(records, chunk)
+    if problem:
+        name = getattr(worker, "__qualname__", None) or type(worker).__name__
+        raise PartOutputError(
+            f"the study worker {name} returned {problem} for replicates {chunk.start}-{chunk.stop - 1} of condition "
+            f"{chunk.condition}: a worker returns a DataFrame with one record per replicate (a 'replicate' column; "
+            "a failed replicate is a record with an 'error' text, not a missing row).")
+
+
+def _records_problem(records: Any, chunk: Chunk) -> str:
+    if not isinstance(records, pd.DataFrame):
+        return f"a {type(records).__name__}, not a DataFrame"
+    if "replicate" not in records:
+        return f"a DataFrame without a 'replicate' column (columns: {', '.join(map(str, records.columns[:8]))})"
+    replicates = pd.to_numeric(records["replicate"], errors="coerce")
+    keys = ["replicate", "subject"] if "subject" in records else ["replicate"]
+    expected = set(range(chunk.start, chunk.stop))
+    found = set(replicates.dropna().astype(int).tolist()) if replicates.notna().all() else None
+    if found != expected:
+        missing = sorted(expected - (found or set()))
+        return (f"{len(records)} record(s) whose replicates are not {chunk.start}-{chunk.stop - 1}"
+                + (f" (missing {missing[:5]})" if missing else ""))
+    if records.duplicated(subset=keys).any():
+        return f"{len(records)} record(s) with a replicate given twice (by {' and '.join(keys)})"
+    return ""

@@ -36,7 +36,7 @@ from simstudy.engine.rundir import RunDirectory, RunIdentity, write_config
 from simstudy.engine.runlog import attach_log, detach_log, note_cold_start
 from simstudy.engine.runner import run_chunks
 from simstudy.engine.shards import ShardStore
-from simstudy.errors import ConfigError
+from simstudy.errors import ConfigError, UserError
 from simstudy.studies.base import Phase, Study
 from simstudy.studies.settings import targets_of
 from simstudy.studies.targets import Z95, aggregate_tables, has_targets
@@ -207,7 +207,7 @@ def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study 
     try:
         study = study if study is not None else build(plan)
         check_budget(plan.config, plan.runner, _features(study.population), announce=True)
-        phases = study.phases(plan.runner.on_error)
+        phases = _checked_phases(study, study.phases(plan.runner.on_error))
         if release_workers is None:
             release_workers = bool(user_modules(*(phase.worker for phase in phases)))
         if release_workers:
@@ -282,6 +282,16 @@ def _features(population: Any) -> int:
     except Exception:  # noqa: BLE001 - a user's population need not describe itself
         return 1
     return features if isinstance(features, int) and features > 0 else 1
+
+
+def _checked_phases(study: Study, phases: Any) -> list[Phase]:
+    """A study's phases, refused unless they are Phase objects including the study's main phase."""
+    phases = list(phases) if isinstance(phases, (list, tuple)) else phases
+    names = [getattr(p, "name", None) for p in phases] if isinstance(phases, list) else []
+    if not isinstance(phases, list) or not all(isinstance(p, Phase) for p in phases) or study.main_phase not in names:
+        raise UserError(f"study {study.name!r}: phases() returned {phases!r}; a study returns a list of "
+                        f"simstudy.Phase objects, one of them named {study.main_phase!r} (its main_phase).")
+    return phases
 
 
 def _check_only_replicate(plan: RunPlan, phases: list[Phase]) -> None:
