@@ -124,13 +124,15 @@ class RunReport:
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def check_chunk_records(records: Any, chunk: Chunk, worker: Any) -> None:
-    """Refuse what a study's worker returned for ``chunk`` unless it is one record per replicate.
+def check_chunk_records(records: Any, chunk: Chunk, phase: str) -> None:
+    """Refuse what a study's worker returned for ``chunk`` of ``phase`` unless it is records.
 
-    A worker returns a DataFrame with a ``replicate`` column holding every replicate of the chunk
-    (``chunk.start`` to ``chunk.stop - 1``), once each, or once per subject when the records have a
-    ``subject`` column; a failed replicate is a record with an ``error``, never a missing row.
-    Anything else would lose, double or invent replicates, so the run stops.
+    A worker returns a DataFrame. When it has a ``replicate`` column (every built-in study's
+    replicate-level phases), it holds every replicate of the chunk (``chunk.start`` to
+    ``chunk.stop - 1``) once each, or once per subject when the records have a ``subject``
+    column; a failed replicate is a record with an ``error``, never a missing row. Anything else
+    would lose, double or invent replicates, so the run stops. (A phase whose records summarise
+    the chunk as a whole, such as the Nedelko histogram's, has no replicate column.)
 
     Raises
     ------
@@ -139,9 +141,8 @@ def check_chunk_records(records: Any, chunk: Chunk, worker: Any) -> None:
     """
     problem = _records_problem(records, chunk)
     if problem:
-        name = getattr(worker, "__qualname__", None) or type(worker).__name__
         raise PartOutputError(
-            f"the study worker {name} returned {problem} for replicates {chunk.start}-{chunk.stop - 1} of condition "
+            f"the study's worker of phase {phase!r} returned {problem} for replicates {chunk.start}-{chunk.stop - 1} of condition "
             f"{chunk.condition}: a worker returns a DataFrame with one record per replicate (a 'replicate' column; "
             "a failed replicate is a record with an 'error' text, not a missing row).")
 
@@ -150,7 +151,7 @@ def _records_problem(records: Any, chunk: Chunk) -> str:
     if not isinstance(records, pd.DataFrame):
         return f"a {type(records).__name__}, not a DataFrame"
     if "replicate" not in records:
-        return f"a DataFrame without a 'replicate' column (columns: {', '.join(map(str, records.columns[:8]))})"
+        return ""
     replicates = pd.to_numeric(records["replicate"], errors="coerce")
     keys = ["replicate", "subject"] if "subject" in records else ["replicate"]
     expected = set(range(chunk.start, chunk.stop))

@@ -76,7 +76,8 @@ def run_phase(phase: Phase, options: RunnerOptions, store: ShardStore | None,
     return run_chunks(phase.worker, list(phase.replicates), options, store=store, phase=phase.name,
                       desc=phase.description or phase.name, keys=[c.key for c in phase.conditions],
                       subjects=phase.subjects, chunk_cost=_chunk_cost(phase),
-                      describe_failure=_failure_hint(phase, options), while_computing=while_computing)
+                      describe_failure=_failure_hint(phase, options), while_computing=while_computing,
+                      check_records=True)
 
 
 def _chunk_cost(phase: Phase) -> Callable[[Any], float] | None:

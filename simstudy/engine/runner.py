@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator, Sequence
 from simstudy.engine.backends import BACKENDS, worker_count
 from simstudy.engine.backends.fork_pool import resolve_backend
 from simstudy.engine.backends.streams import open_stream
-from simstudy.engine.chunks import ChunkOutput, RunReport, plan_chunks
+from simstudy.engine.chunks import ChunkOutput, RunReport, check_chunk_records, plan_chunks
 from simstudy.engine.config import RunnerConfig
 from simstudy.engine.progress import BAR_FORMAT, LogProgress, ProgressBar
 from simstudy.engine.shards import ShardStore
@@ -73,6 +73,8 @@ class _Tally:
     chunk_errors: list[dict[str, Any]] = field(default_factory=list)
     done: int = 0
     failed: int = 0
+    #: Check each chunk's records (:func:`~simstudy.engine.chunks.check_chunk_records`): a study's phases.
+    check_records: bool = False
 
     def __post_init__(self):
         for out in self.outputs:
@@ -85,6 +87,8 @@ class _Tally:
             self.chunk_errors.append({"condition": out.chunk.condition, "start": out.chunk.start,
                                       "stop": out.chunk.stop, "error": out.error})
         else:
+            if self.check_records:  # a broken study worker would lose or double replicates
+                check_chunk_records(out.records, out.chunk, phase)
             self.outputs.append(out)
             if out.shard is not None:
                 self.entries.append(out.shard)
@@ -112,7 +116,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                desc: str | None = None, keys: Sequence[str] | None = None, subjects: tuple[str, ...] = (),
                chunk_cost: Callable[[Chunk], float] | None = None,
                describe_failure: Callable[[ChunkOutput], str] | None = None,
-               while_computing: Callable[[], Any] | None = None) -> RunReport:
+               while_computing: Callable[[], Any] | None = None, check_records: bool = False) -> RunReport:
     """Run ``fn`` on every chunk not already stored, store each result, return all of them.
 
     Parameters
@@ -151,6 +155,10 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         libraries, while this process waits for the workers anyway (their start, then their
         chunks). Not called for in-process runs (it would compete with the computation in the
         same interpreter), nor when every chunk is already stored.
+    check_records : bool
+        Stop the run (:class:`~simstudy.errors.PartOutputError`) when a chunk's records are not
+        one DataFrame row per replicate (:func:`~simstudy.engine.chunks.check_chunk_records`):
+        on for a study's phases; ``fn`` of other callers may return anything.
     """
     runner = runner if runner is not None else RunnerConfig()
     if runner.backend not in BACKENDS:
@@ -168,7 +176,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
     if loaded:
         log.info("%s: resuming, %d chunk(s) loaded from %s, %d to compute", desc, len(loaded),
                  store.directory / phase, len(chunks))
-    tally = _Tally(list(loaded), entries)
+    tally = _Tally(list(loaded), entries, check_records=check_records)
     backend = resolve_backend(runner.backend, worker_count(runner.n_jobs, max(len(chunks), 1)))
     if chunks:
         _compute(fn, chunks, runner, backend, tally, _Where(store, phase, keys, desc), chunk_cost, describe_failure,
