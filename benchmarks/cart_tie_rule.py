@@ -77,13 +77,14 @@ class _ShiftedSeeds:
 
 
 def records(population, learner, n: int, replicates: int, n_jobs: int, seed: int = 1):
-    from simstudy.losses import zero_one
-    from simstudy.runner import run_chunks
+    from simstudy.cv.losses import zero_one
+    from simstudy.engine.config import RunnerConfig
+    from simstudy.engine.runner import run_chunks
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     worker = CVVarianceWorker(population, learner, zero_one, make_conditions([n], 10, population), seed=seed,
                               truth=True)
-    rec = run_chunks(worker, [replicates], chunk_size=250, n_jobs=n_jobs, progress=False).records
+    rec = run_chunks(worker, [replicates], RunnerConfig(chunk_size=250, n_jobs=n_jobs, progress=False)).records
     return rec.sort_values("replicate").reset_index(drop=True)
 
 
@@ -115,8 +116,8 @@ def compare(rec: dict, alpha: float = 0.05) -> dict:
 
 def speed(population, n: int, replicates: int, repeats: int) -> dict:
     """CPU seconds per one-call 10-fold CV under each rule (same replicates, alternating, best of repeats)."""
+    from simstudy.cv.splits import KFold
     from simstudy.learners.cart import RankedFeatures, cross_validate_cart
-    from simstudy.schemes import KFold
 
     rng = np.random.default_rng(n)
     reps = []

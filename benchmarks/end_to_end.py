@@ -103,9 +103,9 @@ def quick_letter_plain_script(n_jobs: int) -> float:
     from sklearn.model_selection import PredefinedSplit, cross_val_score
     from sklearn.tree import DecisionTreeClassifier
 
+    from simstudy.cv.splits import KFold
     from simstudy.populations import build_population
     from simstudy.rng import replicate_rng
-    from simstudy.schemes import KFold
     from simstudy.studies.cv_variance.study import make_conditions
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(letter_path()), "positive": POSITIVE})

@@ -9,8 +9,8 @@ Usage (from the project root):
 For each n: a sample of n Letter rows (without replacement), its 10 fold models and the full
 model (5-NN, as in ``study=cv_clt``), and the wall time of one call of each kernel over the
 20,000 population rows (mean of 5 after one warm-up call): the forward walk
-(:func:`simstudy.learners.knn_walks.walk_lists`) and the reverse walk cut at the depth where a
-list holds ``hits`` training rows on average (:func:`~simstudy.learners.knn_walks.reverse_walk`).
+(:func:`simstudy.learners.knn.walks.walk_lists`) and the reverse walk cut at the depth where a
+list holds ``hits`` training rows on average (:func:`~simstudy.learners.knn.walks.reverse_walk`).
 Checks that every kernel gives the same predictions. ``PopulationKNN`` takes the reverse walk
 with ``REVERSE_HITS`` hits when that depth is at least ``REVERSE_MIN_HEADS`` head widths; this
 script is where those two constants were measured.
@@ -31,7 +31,9 @@ def main() -> None:
     parser.add_argument("--hits", type=int, nargs="+", default=[8, 12, 16, 24])
     args = parser.parse_args()
 
-    from simstudy.learners import build_learner, knn as knn_module, knn_walks as walks
+    from simstudy.learners import knn as knn_module
+    from simstudy.learners.dispatch import build_learner
+    from simstudy.learners.knn.population import walks
     from simstudy.populations import build_population
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(letter_path()),

@@ -45,11 +45,11 @@ def letter_path(given: str | None) -> Path:
 
 def replicate_design(n: int, K: int, splits: int, rng: np.random.Generator) -> np.ndarray:
     """Training masks (36, n) of one cv_clt replicate: K folds, full sample, 5x2 halves, splits."""
-    from simstudy.schemes import KFold, five_by_two_splits, train_validation_splits
+    from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
 
     labels = KFold(K).labels(n, rng)
-    halves = five_by_two_splits(n, rng)
-    tv_test = train_validation_splits(n, n // K, splits, rng)
+    halves = FiveByTwo().halves(n, rng)
+    tv_test = RepeatedSplits(n // K, splits).test_masks(n, rng)
     masks = [labels != k for k in range(K)] + [np.ones(n, bool)]
     masks += [half for h in halves for half in (h, ~h)]
     masks += [~test for test in tv_test]
@@ -108,12 +108,15 @@ def main(argv=None) -> None:
 
     from threadpoolctl import threadpool_limits
 
-    from simstudy.learners.logistic import OPTIMUM_TOL, BatchedLogistic, fit_logistic_batch, warm_up
-    from simstudy.populations.tabular import binarize, load_table_file
+    from simstudy.learners.logistic.batch import BatchedLogistic, fit_logistic_batch
+    from simstudy.learners.logistic.newton import OPTIMUM_TOL
+    from simstudy.populations.io.table import binarize
+    from simstudy.populations.io.text import load_table_file
 
     Xpop, labels = load_table_file(letter_path(args.data))
     ypop = binarize(labels, POSITIVE)
-    warm_up()
+    fit_logistic_batch((np.arange(40.0) % 3).reshape(1, 20, 2), (np.arange(20) % 2).reshape(1, 20),
+                       np.ones((1, 1, 20)))                              # compile (or load) the kernel first
     warm_learner = BatchedLogistic(tol=OPTIMUM_TOL, warm_start=True)
     limits = threadpool_limits(args.threads) if args.threads else None
     steps = []

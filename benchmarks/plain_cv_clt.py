@@ -41,16 +41,16 @@ def replicate(population, n: int, r: int, nested: bool, seed: int = 2020, K: int
 
     from sklearn.model_selection import PredefinedSplit, cross_validate
 
+    from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
     from simstudy.rng import condition_key, replicate_rng
-    from simstudy.schemes import KFold, five_by_two_splits, train_validation_splits
 
     key = condition_key({"study": "cv_clt-plain", "n": n})
     rng = replicate_rng(seed, key, r)
     sample = population.sample(n, rng)
     X, y = sample.X.astype(float), sample.y
     labels = KFold(K).labels(n, rng)
-    halves = five_by_two_splits(n, rng)
-    tv_test = train_validation_splits(n, n // K, splits, rng)
+    halves = FiveByTwo().halves(n, rng)
+    tv_test = RepeatedSplits(n // K, splits).test_masks(n, rng)
     Xpop, ypop = population.evaluation_set(np.float64)
     everyone = np.arange(n)
     total = 0.0

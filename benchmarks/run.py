@@ -52,11 +52,11 @@ class Workload:
 
 # ----------------------------------------------------------------------------- Nedelko / Fisher
 def _fisher_workload(name, sizes, bayes_errors, replicates, plain_replicates=None, bootstrap=50):
-    from simstudy.learners.fisher_reference import reference_estimates
+    from simstudy.engine.config import RunnerConfig
+    from simstudy.engine.runner import run_chunks
+    from simstudy.learners.linear.fisher_reference import reference_estimates
     from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
-    from simstudy.runner import run_chunks
-    from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, make_conditions
-    from simstudy.studies.nedelko_fisher.worker import draw as _draw
+    from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, draw as _draw, make_conditions
 
     conditions = make_conditions(sizes, bayes_errors, purpose="benchmark")
     K, B = 5, bootstrap
@@ -64,8 +64,8 @@ def _fisher_workload(name, sizes, bayes_errors, replicates, plain_replicates=Non
 
     def simstudy_path(n_jobs):
         worker = FisherRiskWorker(conditions, seed=1, K=K, bootstrap=B)
-        rec = run_chunks(worker, [replicates] * len(conditions), chunk_size=1000, n_jobs=n_jobs,
-                         progress=False).records
+        rec = run_chunks(worker, [replicates] * len(conditions),
+                         RunnerConfig(chunk_size=1000, n_jobs=n_jobs, progress=False)).records
         rec = rec[rec.replicate < plain_R]
         return float(rec["loo"].sum() + rec["kfold"].sum() + rec["true_risk"].sum())
 
@@ -95,12 +95,13 @@ def _table2_workload(name, sizes, replicates, warmup_replicates=None):
     from sklearn.model_selection import PredefinedSplit, cross_val_score
     from sklearn.tree import DecisionTreeClassifier
 
-    from simstudy.learners import build_learner
+    from simstudy.cv.losses import zero_one
+    from simstudy.cv.splits import KFold
+    from simstudy.engine.config import RunnerConfig
+    from simstudy.engine.runner import run_chunks
+    from simstudy.learners.dispatch import build_learner
     from simstudy.populations import build_population
     from simstudy.rng import replicate_rng
-    from simstudy.runner import run_chunks
-    from simstudy.schemes import KFold
-    from simstudy.losses import zero_one
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(LETTER),
@@ -111,8 +112,8 @@ def _table2_workload(name, sizes, replicates, warmup_replicates=None):
 
     def simstudy_path(n_jobs):  # the learner a user's config gets: the numba CART kernel
         worker = CVVarianceWorker(pop, learner, zero_one, conditions, 1, False)
-        rec = run_chunks(worker, [replicates] * len(conditions), chunk_size=100, n_jobs=n_jobs,
-                         progress=False).records
+        rec = run_chunks(worker, [replicates] * len(conditions),
+                         RunnerConfig(chunk_size=100, n_jobs=n_jobs, progress=False)).records
         return float(rec["mu_hat"].sum())
 
     def one_replicate(cond, r):
@@ -133,8 +134,8 @@ def _table2_workload(name, sizes, replicates, warmup_replicates=None):
             "replicates; plain path: cross_val_score per replicate")
     def warmup(n_jobs):  # start the workers and load the compiled kernels with a few replicates
         worker = CVVarianceWorker(pop, learner, zero_one, conditions, 1, False)
-        run_chunks(worker, [warmup_replicates] * len(conditions), chunk_size=warmup_replicates, n_jobs=n_jobs,
-                   progress=False)
+        run_chunks(worker, [warmup_replicates] * len(conditions),
+                   RunnerConfig(chunk_size=warmup_replicates, n_jobs=n_jobs, progress=False))
 
     w = Workload(name, desc, replicates * len(conditions), simstudy_path, plain_path,
                  warmup if warmup_replicates else None)

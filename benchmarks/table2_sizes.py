@@ -33,10 +33,10 @@ def measure(sizes: list[int], replicates: int) -> dict:
     at smaller n: about the same time per size)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from end_to_end import POSITIVE, letter_path
-    from simstudy.learners import build_learner
-    from simstudy.losses import zero_one
+    from simstudy.cv.losses import zero_one
+    from simstudy.learners.dispatch import build_learner
     from simstudy.populations import build_population
-    from simstudy.runner import Chunk
+    from simstudy.studies.base import Chunk
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(letter_path()), "positive": POSITIVE})

@@ -41,11 +41,11 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from simstudy.engine.manifest import environment_info
 from simstudy.inference.error_functions import delta0
 from simstudy.learners.histogram import (
     TIE_RULES, compositions, empirical_risk, kfold_loss_distribution, loo_estimate, misclassified_types,
 )
-from simstudy.manifest import environment_info
 
 CELLS, N, K = 3, 12, 4
 ESTIMATORS = ("loo", "kfold", "empirical")

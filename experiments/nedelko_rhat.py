@@ -38,15 +38,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from simstudy.engine import run_study
-from simstudy.manifest import environment_info
+from simstudy.engine.manifest import environment_info
+from simstudy.engine.run import run_study
 from simstudy.inference.risk_bounds import rhat_bias_bound
-from simstudy.learners.fisher import fisher_directions, predict_rules
-from simstudy.metrics import mean_summary
+from simstudy.learners.linear.fisher import fisher_directions, predict_rules
 from simstudy.populations.base import Population, Sample
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
 from simstudy.report.tables import frame_to_markdown
 from simstudy.rng import condition_key
+from simstudy.studies.metrics import mean_summary
 from simstudy.studies.nedelko_fisher.worker import draw, fit_weights
 
 BAYES_GRID = (0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.48)

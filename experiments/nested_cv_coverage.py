@@ -15,7 +15,7 @@ Each replicate draws one sample and 50 random fold assignments; the interval for
 repetitions uses the first R of them, so the rows for R = 1, 3, 10, 50 are paired. The naive
 CV interval Err_CV +- z sd(e)/sqrt(n) of the first assignment is shown for reference. Fits use
 fold sums (Gram matrices, class sums), so one replicate costs a few batched solves; the first
-replicate of each setting is checked against :func:`simstudy.schemes.nested_cv_losses` with a
+replicate of each setting is checked against :func:`simstudy.cv.loop.nested_cv_losses` with a
 plain refitting callable.
 
 Usage (from the project root; about 10 minutes of one core with the defaults)::
@@ -33,10 +33,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from simstudy.cv.loop import nested_cv_losses
+from simstudy.cv.splits import KFold
+from simstudy.engine.manifest import environment_info
 from simstudy.inference.nested import NESTED_CV_METHODS, nested_cv_interval
-from simstudy.manifest import environment_info
-from simstudy.metrics import rejection_rate
-from simstudy.schemes import KFold, nested_cv_losses
+from simstudy.studies.metrics import rejection_rate
 
 REPETITIONS = (1, 3, 10, 50)
 
@@ -49,7 +50,7 @@ class Sample:
 
 @dataclass(frozen=True)
 class FoldLosses:
-    """Nested-CV losses of R fold assignments, in the layout of :class:`simstudy.schemes.NestedCVLosses`."""
+    """Nested-CV losses of R fold assignments, in the layout of :class:`simstudy.cv.loop.NestedCVLosses`."""
 
     pair: np.ndarray   # (R, K, K, m): pair[r, k, j] = losses on fold j, model trained without k and j
     outer: np.ndarray  # (R, K, m)

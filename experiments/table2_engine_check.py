@@ -18,7 +18,7 @@ with standard errors from the per-replicate differences (R replicates each):
 - ``rho`` = 1 - E[theta3] / Var(mu_hat) (Grandvalet & Bengio's between-block correlation, as in
   Table 2) of each run and their difference, with the paired delta-method SE: the SE of the
   mean of the difference of the two runs' influence functions on the same replicates (the
-  influence of :func:`simstudy.metrics.between_block_correlation`). ``rho_se_independent`` is
+  influence of :func:`simstudy.studies.metrics.between_block_correlation`). ``rho_se_independent`` is
   what the SE would be if the runs were independent (sqrt(se_a^2 + se_b^2)), for comparison.
 
 Writes ``paired_differences.csv`` and ``paired_differences.md`` into the scikit-learn run's
@@ -40,8 +40,8 @@ import pandas as pd
 import yaml
 from scipy import stats
 
-from simstudy.manifest import environment_info
-from simstudy.metrics import between_block_correlation
+from simstudy.engine.manifest import environment_info
+from simstudy.studies.metrics import between_block_correlation
 
 __all__ = ["PairedMean", "paired_mean", "paired_rho", "paired_table", "check_paired", "main"]
 
@@ -88,7 +88,7 @@ def paired_mean(a, b) -> PairedMean:
 
 def paired_rho(mu_a, theta3_a, mu_b, theta3_b) -> PairedRho:
     """rho of two paired runs and the delta-method SE of rho_b - rho_a on the same replicates
-    (the influences of :func:`simstudy.metrics.between_block_correlation`)."""
+    (the influences of :func:`simstudy.studies.metrics.between_block_correlation`)."""
     a, b = between_block_correlation(mu_a, theta3_a), between_block_correlation(mu_b, theta3_b)
     if a.influence is None or b.influence is None or a.influence.size != b.influence.size:
         raise ValueError("rho needs at least 3 paired replicates with finite mu_hat and theta3 in both runs.")

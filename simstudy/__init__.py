@@ -19,18 +19,22 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from simstudy import _deprecated
+
 __version__ = "0.2.0"
 
 _EXPORTS = {
-    "run_study": "simstudy.engine", "load_run": "simstudy.results", "StudyResult": "simstudy.results",
+    "run_study": "simstudy.engine.run", "load_run": "simstudy.results", "StudyResult": "simstudy.engine.result",
     "STUDIES": "simstudy.registry", "POPULATIONS": "simstudy.registry", "LEARNERS": "simstudy.registry",
     "LOSSES": "simstudy.registry", "Study": "simstudy.studies.base", "StudyConfig": "simstudy.studies.base",
-    "Phase": "simstudy.studies.base", "StudyTables": "simstudy.studies.base", "Loss": "simstudy.losses",
+    "Phase": "simstudy.studies.base", "StudyTables": "simstudy.studies.base", "Loss": "simstudy.cv.losses",
     "Sample": "simstudy.populations.base", "Population": "simstudy.populations.base",
     "ConfigError": "simstudy.errors", "UserError": "simstudy.errors",
 }
 
 __all__ = ["__version__", *_EXPORTS]
+
+_deprecated.install()  # old module paths (simstudy.runner, ...) keep working for one release
 
 
 def __getattr__(name: str) -> Any:

@@ -6,7 +6,7 @@ with status 2; anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 __all__ = ["UserError", "ConfigError", "DataUnavailableError", "RunDirectoryError", "ReplicateFailed",
-           "FailureRateExceeded"]
+           "FailureRateExceeded", "PartOutputError"]
 
 
 class UserError(Exception):
@@ -44,3 +44,10 @@ class ReplicateFailed(UserError, RuntimeError):
         self.study, self.condition, self.replicate, self.original = study, condition, replicate, exc
         super().__init__(f"{study}: replicate {replicate} of condition ({condition}) failed with "
                          f"{type(exc).__name__}: {exc}")
+
+
+class PartOutputError(UserError, ValueError):
+    """A user's part (a population's sample, a learner's predictions, a loss's values) returned
+    something the engine cannot use; the message names the part, what it returned and what it must
+    return. Raised inside a replicate, it fails that replicate (recorded); raised on a probe before
+    the run, it stops the run."""

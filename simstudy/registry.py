@@ -2,7 +2,7 @@
 
 Every name a user can type (``study=cv_clt``, ``population=letter``, ``learner=knn``,
 ``study.loss=squared``) is an entry here, and everything that dispatches on a name derives from
-these tables: the Hydra config groups (:func:`simstudy.config.register_configs`), validation,
+these tables: the Hydra config groups (:func:`simstudy.cli.hydra.register_configs`), validation,
 building the parts, ``simstudy --help``. Entries name their code by import path
 (``"package.module:attribute"``) and are imported on first use, so registering costs nothing
 and a worker process imports only what its run needs.
@@ -219,10 +219,10 @@ for _name, _description in (
         ("gradient_boosting_regressor", "regression: HistGradientBoostingRegressor, 50 rounds of 15-leaf trees"),
         ("random_forest_regressor", "regression: RandomForestRegressor, 50 trees"),
         ("custom", "your own learner object: learner._target_=package.module.Class")):
-    LEARNERS.register(_name, "simstudy.learners:build_learner", _description, f"{_L}:{_name.upper()}")
+    LEARNERS.register(_name, "simstudy.learners.dispatch:build_learner", _description, f"{_L}:{_name.upper()}")
 
 # ----------------------------------------------------------------------------- losses
 for _name, _description in (("zero_one", "misclassification (0-1) loss"), ("squared", "squared error"),
                             ("absolute", "absolute error"), ("log_loss", "negative log-likelihood of the class"),
                             ("brier", "half the multi-class Brier score (binary: (q_1 - y)^2)")):
-    LOSSES.register(_name, f"simstudy.losses:{_name}", _description)
+    LOSSES.register(_name, f"simstudy.cv.losses:{_name}", _description)

@@ -1,230 +1,118 @@
-"""Results first, files second: the object every run returns, and reading a run directory back.
-
-:class:`StudyResult` holds the records (one DataFrame per phase), the aggregated tables and the
-manifest; its methods draw the figures, print the headline and write the files. A run with
-``out=None`` never touches the disk; :meth:`StudyResult.write` writes the same files the CLI
-does, and :func:`load_run` gives the same object back from a run directory (records are read,
-tables recomputed).
-"""
+"""Reading a finished run directory back: :func:`load_run` gives the :class:`StudyResult` a run
+returned (records read, tables recomputed), optionally aggregated with other ``report`` settings."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+from simstudy.engine.rebuild import rebuild_records
+from simstudy.engine.records import read_records
+from simstudy.engine.verify import MANIFEST_FILE, read_manifest, rebuild_advice, verify_config, verify_records
+from simstudy.engine.result import RECORDS_FILE, StudyResult
+from simstudy.errors import UserError
+from simstudy.studies.resolve import make_config, resolve_study
+from simstudy.studies.targets import aggregate_tables
 
-from simstudy.errors import ConfigError, UserError
-from simstudy.records import read_records, write_records
-from simstudy.studies.base import Study, StudyTables
-
-__all__ = ["StudyResult", "load_run", "RECORDS_FILE"]
-
-RECORDS_FILE = "replicates.parquet"
-
-
-@dataclass
-class StudyResult:
-    """Everything a run produced.
-
-    Attributes
-    ----------
-    study : Study
-        The study instance (its config is ``study.config``).
-    config : dict
-        The configuration as recorded in ``config.yaml``.
-    phase_records : dict of DataFrame
-        Records of every phase (``records`` is the main one).
-    tables : StudyTables
-        ``summary``, ``tests`` and the study's other tables.
-    manifest : dict
-        Provenance: versions, seeds, shards, timings, failures, warnings.
-    run_dir : Path or None
-        Where the run was written (None for an in-memory run).
-    """
-
-    study: Study
-    config: dict[str, Any]
-    phase_records: dict[str, pd.DataFrame]
-    tables: StudyTables
-    manifest: dict[str, Any] = field(default_factory=dict)
-    run_dir: Path | None = None
-
-    @property
-    def records(self) -> pd.DataFrame:
-        """One row per replicate (and subject) of the main phase."""
-        return self.phase_records[self.study.main_phase]
-
-    @property
-    def summary(self) -> pd.DataFrame:
-        return self.tables.summary
-
-    @property
-    def tests(self) -> pd.DataFrame | None:
-        return self.tables.tests
-
-    @property
-    def wall_time(self) -> float:
-        return float(self.manifest.get("wall_time_s", float("nan")))
-
-    def figures(self) -> dict[str, Any]:
-        """The study's figures as matplotlib Figures, by name."""
-        from simstudy.report.figures import draw_figure
-
-        return {name: draw_figure(figure) for name, figure in self._figure_makers().items()}
-
-    def _figure_makers(self) -> dict[str, Any]:
-        """What :meth:`Study.figures` gives: Figures or figure makers, by name."""
-        from simstudy.report.prewarm import wait_for_prewarm
-
-        wait_for_prewarm()  # matplotlib is never used from two threads at once
-        return self.study.figures(self.tables)
-
-    def headline(self) -> str:
-        """The key result in a few lines (what the terminal shows at the end of a run)."""
-        return self.study.headline(self.tables)
-
-    def report_tables(self) -> dict[str, pd.DataFrame]:
-        """The tables a reader sees, title -> frame, every number with its Monte Carlo error."""
-        return self.study.report_tables(self.tables)
-
-    def html(self) -> str:
-        """The self-contained HTML report (what ``report.html`` holds), figures drawn anew."""
-        from simstudy.report.html import run_report_html
-
-        return run_report_html(self)
-
-    def _repr_html_(self) -> str:
-        """What Jupyter shows: headline, tables with Monte Carlo errors, figures inline."""
-        from simstudy.report.notebook import study_result_html
-
-        return study_result_html(self)
-
-    def latex(self) -> str:
-        """:meth:`report_tables` as LaTeX booktabs tables (what ``tables.tex`` holds)."""
-        from simstudy.report.latex import frame_to_latex
-
-        return "\n".join(frame_to_latex(frame, title, f"{self.study.name}:{i}")
-                          for i, (title, frame) in enumerate(self.report_tables().items(), 1))
-
-    def write(self, directory: str | Path, records: bool = True) -> list[Path]:
-        """Write records (``replicates.parquet`` and ``<phase>.parquet``), ``summary.csv``,
-        ``tests.csv``, the study's other tables, Markdown tables, ``figures/*.png``,
-        ``headline.txt``, ``tables.tex`` (booktabs), ``report.html`` (self-contained) and
-        ``manifest.json`` into ``directory``; returns the files written."""
-        from simstudy.manifest import write_json
-        from simstudy.report.figures import start_saving_figures
-        from simstudy.report.html import REPORT_FILE, run_report_html
-        from simstudy.report.latex import write_latex_tables
-
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        files: list[Path] = []
-        if records:
-            for phase, frame in self.phase_records.items():
-                name = RECORDS_FILE if phase == self.study.main_phase else f"{phase}.parquet"
-                files.append(write_records(frame, directory / name))
-        files.append(directory / "summary.csv")
-        self.tables.summary.to_csv(files[-1], index=False)
-        if self.tables.tests is not None:
-            files.append(directory / "tests.csv")
-            self.tables.tests.to_csv(files[-1], index=False)
-        for name, frame in self.tables.extra.items():
-            files.append(directory / f"{name}.csv")
-            frame.to_csv(files[-1], index=False)
-        saving = start_saving_figures(self._figure_makers(), directory / "figures")  # forked children draw them
-        try:
-            files += self.study.write_tables(self.tables, directory)
-            figures_at = len(files)
-            headline, report_tables = self.headline(), self.report_tables()
-            files.append(directory / "headline.txt")
-            files[-1].write_text(headline + "\n")
-            files.append(write_latex_tables(report_tables, directory / "tables.tex", prefix=self.study.name))
-        except BaseException:  # a full disk, Ctrl-C...: the children are stopped, nothing more is drawn
-            saving.cancel()
-            raise
-        figures = saving.wait()
-        files[figures_at:figures_at] = figures.values()
-        files.append(directory / REPORT_FILE)
-        files[-1].write_text(run_report_html(self, figures, report_tables=report_tables, headline=headline),
-                             encoding="utf-8")
-        if self.manifest:
-            files.append(write_json(directory / "manifest.json", self.manifest))
-        return files
-
-    def reaggregate(self, **settings: Any) -> "StudyResult":
-        """The same records aggregated with other ``report`` settings (e.g. ``alpha=0.01``).
-
-        Raises
-        ------
-        ConfigError
-            A setting that would change the records (use a new run for those) or an invalid value.
-        """
-        allowed = set(self.study.Config.field_names("report"))
-        for key in settings:
-            if key not in allowed and not allowed:
-                raise ConfigError(f"study.{key} cannot be re-aggregated: study {self.study.name!r} has no setting that "
-                                  "changes only its tables; its numbers come from the records themselves.")
-            if key not in allowed:
-                raise ConfigError(f"study.{key} cannot be changed without recomputing the records (re-aggregation can "
-                                  f"change only {', '.join(f'study.{k}' for k in sorted(allowed))}); run the study "
-                                  "again with the new value in a new hydra.run.dir.")
-        config = type(self.study.config)(**{**self.study.config.as_dict(), **settings})
-        config.validate()
-        study = type(self.study)(config, self.study.population, self.study.learner, self.study.loss)
-        tables = study.aggregate(self.phase_records)
-        resolved = {**self.config, "study": config.as_dict()}
-        manifest = {**self.manifest, "reaggregated_with": {f"study.{k}": v for k, v in settings.items()}}
-        return StudyResult(study, resolved, self.phase_records, tables, manifest, self.run_dir)
+__all__ = ["RECORDS_FILE", "StudyResult", "load_run"]
 
 
-def load_run(directory: str | Path, **settings: Any) -> StudyResult:
+def load_run(directory: str | Path, rebuild: bool = False, **settings: Any) -> StudyResult:
     """The :class:`StudyResult` of a finished run directory, re-aggregated from its records.
+
+    The records read back are verified against the manifest (each file's SHA-256 and row
+    count, the replicate count) and ``config.yaml`` against the configuration the run recorded;
+    a directory caught while its files were written is refused as incomplete.
 
     Parameters
     ----------
     directory : path-like
         A run directory (``config.yaml``, ``replicates.parquet``, ``manifest.json``).
+    rebuild : bool
+        Rebuild the final records, tables, figures, report and ``config.yaml`` from the shards
+        the manifest lists (each checked against its SHA-256) and write them into ``directory``,
+        instead of reading them: the repair for records that were edited, truncated or deleted,
+        or a directory caught mid-write. Nothing is recomputed.
     **settings
         ``report`` settings to aggregate with instead of the run's (e.g. ``alpha=0.01``).
 
     Raises
     ------
     UserError
-        The directory is missing, is not a finished run, or its files are unreadable.
+        The directory is missing, is not a finished run, its files are unreadable or differ from
+        what the run wrote (the message says what differs and how to rebuild).
     """
-    import yaml
-
-    from simstudy.engine import make_config, resolve_study
-
     directory = Path(directory)
     if not directory.is_dir():
         raise UserError(f"{str(directory)!r} is not a directory: give the directory of a finished run "
                         "(it holds config.yaml and replicates.parquet).")
+    result = _rebuild(directory) if rebuild else _read(directory)
+    return result.reaggregate(**settings) if settings else result
+
+
+def _study(config: dict[str, Any]):
+    cls = resolve_study(config["study"].get("_target_") or config["study"]["name"])
+    return cls(make_config(cls, {k: v for k, v in config["study"].items() if k != "_target_"}))
+
+
+def _damaged(directory: Path, exc: Exception) -> UserError:
+    detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return UserError(f"{str(directory)!r} could not be read ({detail}); the run's files are damaged. "
+                     + rebuild_advice(directory))
+
+
+def _read(directory: Path) -> StudyResult:
+    import yaml
+
     config_file, records_file = directory / "config.yaml", directory / RECORDS_FILE
+    manifest = read_manifest(directory)
     for path in (config_file, records_file):
         if not path.is_file():
             raise UserError(f"{str(directory)!r} is not a finished run: {path.name} is missing (a run writes it when "
-                            "all replicates are done; an interrupted run resumes with the same command).")
+                            "all replicates are done). " + rebuild_advice(directory))
     try:
         config = yaml.safe_load(config_file.read_text())
-        cls = resolve_study(config["study"].get("_target_") or config["study"]["name"])
-        study_config = make_config(cls, {k: v for k, v in config["study"].items() if k != "_target_"})
-        study = cls(study_config)
-        phase_records = {study.main_phase: read_records(records_file)}
-        for path in sorted(directory.glob("*.parquet")):
-            if path.name != RECORDS_FILE:
-                phase_records[path.stem] = read_records(path)
-        manifest_path = directory / "manifest.json"
-        manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+        study = _study(config)
     except UserError:
         raise
-    except Exception as exc:  # unreadable YAML / Parquet / JSON
-        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
-        fix = ("Run the study's command again with the same hydra.run.dir: it rebuilds these files from the run's "
-               "shards without recomputing them." if (directory / "shards").is_dir()
-               else "Run the study again into a new directory.")
-        raise UserError(f"{str(directory)!r} could not be read ({detail}); the run's files are damaged. {fix}") from None
-    result = StudyResult(study, config, phase_records, study.aggregate(phase_records), manifest, directory)
-    return result.reaggregate(**settings) if settings else result
+    except Exception as exc:  # unreadable YAML, a config without a study
+        raise _damaged(directory, exc) from None
+    verify_config(directory, manifest, config)
+    phase_records = {}
+    for path in [records_file] + sorted(p for p in directory.glob("*.parquet") if p.name != RECORDS_FILE):
+        try:
+            frame = read_records(path)
+        except Exception as exc:  # a truncated or unreadable Parquet file
+            raise _damaged(directory, exc) from None
+        verify_records(directory, manifest, path.name, frame)
+        phase_records[study.main_phase if path == records_file else path.stem] = frame
+    return StudyResult(study, config, phase_records, aggregate_tables(study, phase_records), manifest, directory)
+
+
+def _rebuild(directory: Path) -> StudyResult:
+    """Rebuild the final files of ``directory`` from its shards (see :func:`load_run`), under the run's lock."""
+    import yaml
+
+    from simstudy.engine.rundir import RunDirectory
+
+    path = directory / MANIFEST_FILE
+    try:
+        manifest = json.loads(path.read_text())
+        config = manifest.get("config") or yaml.safe_load((directory / "config.yaml").read_text())
+        study = _study(config)
+    except UserError:
+        raise
+    except Exception as exc:
+        raise UserError(f"{str(directory)!r} cannot be rebuilt: {MANIFEST_FILE} or config.yaml is unreadable "
+                        f"({type(exc).__name__}). Run the study's command again with the same directory: it checks "
+                        "every shard and computes only what is missing.") from None
+    run_dir = RunDirectory(directory).lock()
+    try:
+        records = rebuild_records(directory, manifest, study)
+        manifest = {**manifest, "rebuilt_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        result = StudyResult(study, config, records, aggregate_tables(study, records), manifest, directory)
+        result.write(directory)
+    finally:
+        run_dir.release()
+    return result

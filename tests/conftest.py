@@ -9,7 +9,7 @@ import pytest
 from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 
-from simstudy.config import register_configs
+from simstudy.cli.hydra import register_configs
 from simstudy.errors import ConfigError  # noqa: F401  (re-exported for the tests)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,15 +53,15 @@ def compose_config():
 def validate(cfg):
     """Everything the CLI checks before a run starts: the fields (no data loaded), then the parts
     (population, learner, loss) and the study's own checks. Returns the study instance."""
-    from simstudy.cli import plan_from_config
-    from simstudy.engine import build
+    from simstudy.cli.hydra import plan_from_config
+    from simstudy.engine.plan import build
 
     return build(plan_from_config(cfg))
 
 
 def run_config(cfg, out, command: str = "simstudy"):
     """Run a composed config into ``out`` as the CLI does; returns the StudyResult."""
-    from simstudy.cli import plan_from_config
-    from simstudy.engine import execute
+    from simstudy.cli.hydra import plan_from_config
+    from simstudy.engine.execution import execute
 
     return execute(plan_from_config(cfg, command), out)

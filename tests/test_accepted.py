@@ -12,8 +12,9 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from simstudy.errors import ConfigError
-from simstudy.learners import accepted, build_learner, validate_learner_config
+from simstudy.learners import accepted
 from simstudy.learners.cart import CartLearner
+from simstudy.learners.dispatch import build_learner, validate_learner_config
 from simstudy.learners.sklearn import SklearnLearner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +86,7 @@ def test_an_unwritable_folder_stores_nothing_and_validation_still_works(tmp_path
 
 
 def test_the_folder_follows_the_environment(monkeypatch, tmp_path):
-    from simstudy.learners.knn import _cache_dir
+    from simstudy.learners.knn.population import _cache_dir
 
     monkeypatch.setenv("SIMSTUDY_CACHE", str(tmp_path / "a"))
     assert accepted.cache_directory() == tmp_path / "a" / "estimators" and _cache_dir() == tmp_path / "a" / "knn"

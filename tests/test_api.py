@@ -102,8 +102,8 @@ def test_bootstrap632_estimates_against_a_direct_computation():
     (its replicate draws: sample, full fit seed, LOO seeds, fold labels, K-fold seeds, bootstrap)."""
     import examples.bootstrap632  # noqa: F401  registers the study
     from examples.bootstrap632.study import boot632plus
-    from simstudy.learners import build_learner
-    from simstudy.losses import zero_one
+    from simstudy.cv.losses import zero_one
+    from simstudy.learners.dispatch import build_learner
     from simstudy.rng import replicate_rng
 
     from examples.custom_population import TwoGaussians
@@ -122,7 +122,7 @@ def test_bootstrap632_estimates_against_a_direct_computation():
     loo = np.mean([learner.predict(state, learner.fit(state, np.delete(np.arange(20), i), rng), np.array([i]))[0]
                    != sample.y[i] for i in range(20)])
     assert row.loo == pytest.approx(loo)
-    labels = __import__("simstudy.schemes", fromlist=["KFold"]).KFold(10).labels(20, rng)
+    labels = __import__("simstudy.cv.splits", fromlist=["KFold"]).KFold(10).labels(20, rng)
     for k in range(10):
         learner.fit(state, np.flatnonzero(labels != k), rng)            # the K-fold fits' draws
     assert row.boot632plus == pytest.approx(boot632plus(learner, state, sample.y, zero_one, full, 6, rng))

@@ -223,12 +223,12 @@ def _command(overrides, files, run_dir):
 
 
 #: Runs each case in a process forked from one that has imported simstudy, Hydra, pandas and
-#: scikit-learn already: the same entry point (simstudy.cli.main), a fresh process per case with
+#: scikit-learn already: the same entry point (simstudy.cli.run), a fresh process per case with
 #: its own working directory, stdout and stderr, without paying the imports 80 times.
 DRIVER = r"""
 import json, os, sys
 import hydra, pandas, sklearn.base, sklearn.tree, sklearn.neighbors, sklearn.linear_model  # noqa: F401
-import simstudy.cli, simstudy.engine, simstudy.populations, simstudy.learners, simstudy.config  # noqa: F401
+import simstudy.cli.run, simstudy.engine.execution, simstudy.populations, simstudy.learners  # noqa: F401
 from simstudy.registry import STUDIES
 for entry in STUDIES.values():
     entry.load()
@@ -246,7 +246,7 @@ for i, case in enumerate(cases):
             os.dup2(os.open(case[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
         sys.argv = ["simstudy", *case["argv"]]
         try:
-            simstudy.cli.main()
+            simstudy.cli.run.main()
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1

@@ -7,9 +7,10 @@ import pytest
 from scipy import stats
 from sklearn.tree import DecisionTreeClassifier
 
-from simstudy.learners import CartLearner, SklearnLearner, build_learner
+from simstudy.learners.cart import CartLearner, fit_cart, predict_cart, supported_tree_params
+from simstudy.learners.dispatch import build_learner
+from simstudy.learners.sklearn import SklearnLearner
 from simstudy.populations import Sample
-from simstudy.learners.cart import fit_cart, predict_cart, supported_tree_params
 
 from conftest import LETTER_FILE
 
@@ -93,9 +94,10 @@ def test_statistically_indistinguishable_on_letter(n, R):
     """Letter has integer features and many tied candidates: trees may differ by tie-breaking.
     On the same training sets and folds (the learner is not part of the seed), per-replicate CV
     errors of the two engines must not differ systematically, and rho must agree."""
+    from simstudy.cv.losses import zero_one
+    from simstudy.engine.config import RunnerConfig
+    from simstudy.engine.runner import run_chunks
     from simstudy.populations import build_population
-    from simstudy.runner import run_chunks
-    from simstudy.losses import zero_one
     from simstudy.studies.cv_variance.aggregate import aggregate
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
@@ -106,7 +108,7 @@ def test_statistically_indistinguishable_on_letter(n, R):
     for name, learner in (("numba", CartLearner(DecisionTreeClassifier())),
                           ("sklearn", SklearnLearner(DecisionTreeClassifier()))):
         worker = CVVarianceWorker(pop, learner, zero_one, conds, seed=77, truth=False)
-        out[name] = run_chunks(worker, [R], chunk_size=100, n_jobs=2, progress=False).records
+        out[name] = run_chunks(worker, [R], RunnerConfig(chunk_size=100, n_jobs=2, progress=False)).records
     a, b = out["numba"]["mu_hat"].to_numpy(), out["sklearn"]["mu_hat"].to_numpy()
     assert stats.ttest_rel(a, b).pvalue > 1e-3                 # paired: same samples and folds
     assert stats.ks_2samp(a, b).pvalue > 1e-3
@@ -271,9 +273,9 @@ def test_rows_descending_four_at_a_time_reach_the_leaf_of_a_row_by_row_descent()
 def test_study_records_do_not_depend_on_the_one_call_kernel():
     """The cv_variance worker gives identical records (losses, theta's, exact fold errors)
     whether the tree's one-call CV kernel or the generic fold loop of fit/predict is used."""
-    from simstudy.populations.tabular import TabularPopulation
-    from simstudy.runner import Chunk
-    from simstudy.losses import zero_one
+    from simstudy.cv.losses import zero_one
+    from simstudy.populations.finite import TabularPopulation
+    from simstudy.studies.base import Chunk
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     class FoldLoopOnly:  # the same learner without its cross_validate method

@@ -105,13 +105,13 @@ def test_nedelko_histogram_small_run(tmp_path):
 def test_cold_start_is_announced(monkeypatch, tmp_path, caplog):
     import logging
 
-    import simstudy.engine as engine
+    from simstudy.engine import runlog as engine
 
-    monkeypatch.setattr(engine, "__file__", str(tmp_path / "engine.py"))  # a package without numba caches
+    monkeypatch.setattr(engine, "PACKAGE", tmp_path)  # a package without numba caches
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     with caplog.at_level(logging.INFO, logger="simstudy"):
-        assert engine._note_cold_start() is True
+        assert engine.note_cold_start() is True
     assert "compiling simstudy's numba kernels" in caplog.text
     (tmp_path / "__pycache__").mkdir()
     (tmp_path / "__pycache__" / "cart._grow-1.py311.nbi").write_bytes(b"")
-    assert engine._note_cold_start() is False
+    assert engine.note_cold_start() is False

@@ -5,9 +5,9 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf.errors import ValidationError
 
-from simstudy.cli import plan_from_config
+from simstudy.cli.hydra import plan_from_config
 from simstudy.errors import ConfigError
-from simstudy.learners import build_learner
+from simstudy.learners.dispatch import build_learner
 from simstudy.populations import build_population
 from simstudy.registry import LEARNERS, POPULATIONS
 
@@ -178,11 +178,11 @@ def test_engine_numba_is_validated_by_the_same_rule_as_build_learner(compose_con
                                          for name in _options(group)])
 def test_no_preset_sets_hydra_mode(preset):
     """The command skips Hydra's composition that only reads ``hydra.mode``
-    (``cli._mode_from_command_line``): right only while no config of simstudy's sets the mode."""
+    (``cli.mode_from_command_line``): right only while no config of simstudy's sets the mode."""
     from hydra import compose, initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
 
-    from simstudy.config import register_configs
+    from simstudy.cli.hydra import register_configs
 
     register_configs()
     GlobalHydra.instance().clear()
@@ -206,9 +206,9 @@ def test_no_preset_sets_hydra_mode(preset):
 def test_hydras_mode_composition_is_skipped_only_when_nothing_can_set_the_mode(argv, skipped):
     from hydra._internal.hydra import Hydra
 
-    from simstudy.cli import _mode_from_command_line
+    from simstudy.cli.hydra import mode_from_command_line
 
     original = Hydra.get_mode
-    with _mode_from_command_line(argv):
+    with mode_from_command_line(argv):
         assert (Hydra.get_mode is not original) == skipped
     assert Hydra.get_mode is original

@@ -6,14 +6,16 @@ import pytest
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
+from simstudy.cv.loop import nested_cv_losses
+from simstudy.cv.losses import zero_one
+from simstudy.cv.splits import KFold
+from simstudy.engine.config import RunnerConfig
+from simstudy.engine.runner import run_chunks
 from simstudy.errors import ConfigError
 from simstudy.inference import nested_cv_interval
-from simstudy.learners import build_learner
-from simstudy.losses import zero_one
+from simstudy.learners.dispatch import build_learner
 from simstudy.populations import TabularPopulation
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.runner import run_chunks
-from simstudy.schemes import KFold, nested_cv_losses
 from simstudy.studies.cv_clt.aggregate import aggregate
 from simstudy.studies.cv_clt.study import CVCLTWorker, make_conditions
 
@@ -44,8 +46,8 @@ def _worker(population, learners, comparisons, sizes=(40,), K=5, nested=2, seed=
 
 
 def _run(worker, replicates, n_jobs=1, chunk=100, backend="sequential"):
-    return run_chunks(worker, [replicates] * len(worker.conditions), chunk_size=chunk, n_jobs=n_jobs,
-                      backend=backend, progress=False).records
+    return run_chunks(worker, [replicates] * len(worker.conditions),
+                      RunnerConfig(chunk_size=chunk, n_jobs=n_jobs, backend=backend, progress=False)).records
 
 
 def test_records_match_an_independent_recomputation(population):
@@ -130,7 +132,7 @@ def test_config_errors_name_the_field(compose_config, letter_like_file):
 @pytest.mark.parametrize("method", ["paper", "package"])
 def test_nested_cv_method_is_wired_through_the_worker(population, method):
     """study.nested_cv_method reaches the worker: replicate 1's nested estimate and SE equal a
-    recomputation with plain scikit-learn refits (simstudy.schemes.nested_cv_losses with the
+    recomputation with plain scikit-learn refits (simstudy.cv.loop.nested_cv_losses with the
     worker's seeds) and nested_cv_interval(method=...); the two methods give different numbers."""
     fitted = {"logreg": build_learner({"name": "logreg", "estimator": LOGREG}, population)}
     conds = make_conditions([40], 5, population)
@@ -203,7 +205,7 @@ def test_variance_ratio_by_hand_and_monte_carlo():
     """variance_ratio = scale * sample variance / mean (hand-computed), its delta-method SE equals
     the SE of a direct linearisation, and ratio +- 1.96 SE covers the true ratio at the nominal
     rate (binomial test over 1000 simulated studies of 500 replicates)."""
-    from simstudy.metrics import variance_ratio
+    from simstudy.studies.metrics import variance_ratio
 
     r = variance_ratio([1.0, -1.0, 0.0, 2.0], [1.0, 2.0, 3.0, 2.0], scale=10.0)
     assert r.value == pytest.approx(10 * (np.var([1, -1, 0, 2], ddof=1) / 2.0))     # 10 * (5/3) / 2

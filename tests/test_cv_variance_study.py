@@ -4,17 +4,20 @@ import pandas as pd
 import pytest
 from sklearn.tree import DecisionTreeClassifier
 
-from simstudy.learners import SklearnLearner
-from simstudy.losses import zero_one
+from simstudy.cv.losses import zero_one
+from simstudy.engine.chunks import plan_chunks
+from simstudy.engine.config import RunnerConfig
+from simstudy.engine.runner import run_chunks
+from simstudy.learners.sklearn import SklearnLearner
 from simstudy.populations import LogisticPopulation, TabularPopulation
-from simstudy.runner import plan_chunks, run_chunks
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
 
-def _records(worker, replicates, n_jobs, chunk_size, backend="loky"):
-    report = run_chunks(worker, [replicates] * len(worker.conditions), chunk_size=chunk_size, n_jobs=n_jobs,
-                        backend=backend, progress=False)
+def _records(worker, replicates, n_jobs, chunk_size, backend="loky", max_failure_rate=0.2):
+    report = run_chunks(worker, [replicates] * len(worker.conditions),
+                        RunnerConfig(chunk_size=chunk_size, n_jobs=n_jobs, backend=backend, progress=False,
+                                     max_failure_rate=max_failure_rate))
     return report.records
 
 
@@ -101,7 +104,7 @@ def test_failing_replicates_are_recorded_not_dropped():
 
     pop = LogisticPopulation(0.2)
     w = CVVarianceWorker(pop, SklearnLearner(Flaky(), "flaky"), zero_one, make_conditions([20, 40], 5, pop), 0, False)
-    rec = _records(w, 5, 1, 5, "sequential")
+    rec = _records(w, 5, 1, 5, "sequential", max_failure_rate=1.0)  # 5 of 10 fail: recorded, not stopped
     assert len(rec) == 10
     failed = rec[rec.error != ""]
     assert list(failed.n.unique()) == [40] and failed.error.str.contains("RuntimeError: boom").all()

@@ -18,7 +18,7 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
-from simstudy.cvinference import COLUMNS, compare, cross_validate_losses, from_cross_validate, from_predictions
+from simstudy.evaluate import COLUMNS, compare, cross_validate_losses, from_cross_validate, from_predictions
 from simstudy.inference import (
     binomial_test, cv_clt_test, cv_t_test, holdout_test, mcnemar_test, repeated_kfold_t_test, resampled_t_test,
 )

@@ -52,7 +52,7 @@ def test_the_cv_variance_aggregation_and_report_never_import_scipy_stats(tmp_pat
     residual population: no learner, so scikit-learn (which imports scipy.stats) stays out."""
     code = f"""
 import sys
-from simstudy.engine import run_study
+from simstudy.engine.run import run_study
 result = run_study("cv_variance", population={{"kind": "gaussian_folds", "rho": 0.3}},
                    runner={{"n_jobs": 1, "progress": False}}, sizes=[20, 40], replicates=30, seed=1,
                    out={str(tmp_path)!r})

@@ -112,8 +112,10 @@ def _registry_parts():
     """(group, name, field names, defaults) of every registered part and runner preset, read
     independently of the page generator."""
     from hydra.core.config_store import ConfigStore
+    from omegaconf import OmegaConf
 
-    from simstudy.config import RunnerConfig, register_configs
+    from simstudy.cli.hydra import register_configs
+    from simstudy.engine.config import RunnerConfig
     from simstudy.registry import LEARNERS, POPULATIONS, STUDIES
 
     for group, registry in (("study", STUDIES), ("population", POPULATIONS), ("learner", LEARNERS)):
@@ -125,11 +127,15 @@ def _registry_parts():
                 fields = dataclasses.fields(config)
                 yield group, name, [f.name for f in fields], [None] * len(fields)
             else:
+                values = [getattr(config, f.name) for f in dataclasses.fields(config)]
+                # a group of fields (a study's targets) as a mapping: its row shows its fields' defaults below it
                 yield group, name, [f.name for f in dataclasses.fields(config)], [
-                    getattr(config, f.name) for f in dataclasses.fields(config)]
+                    dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v for v in values]
     register_configs()
     for file_name, node in ConfigStore.instance().repo["runner"].items():
         values = [node.node[f.name] for f in dataclasses.fields(RunnerConfig)]
+        # a group of settings (runner.submitit) as a mapping: its fields have rows of their own
+        values = [OmegaConf.to_container(v) if OmegaConf.is_config(v) else v for v in values]
         yield "runner", file_name.removesuffix(".yaml"), [f.name for f in dataclasses.fields(RunnerConfig)], values
 
 

@@ -3,8 +3,8 @@ replaced (so Nedelko's records do not move), and one pass over the candidates se
 import numpy as np
 import pytest
 
-from simstudy.learners.fisher import (TIE_RULES, _direction, _sort_order, erm_threshold, fisher_directions,
-                                      predict_rules)
+from simstudy.learners.linear.fisher import _direction, fisher_directions, predict_rules
+from simstudy.learners.linear.threshold import TIE_RULES, _sort_order, erm_threshold
 
 
 def _einsum_directions(X, y, W):

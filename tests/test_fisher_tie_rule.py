@@ -3,10 +3,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from simstudy.learners.fisher import TIE_RULES, erm_threshold, fisher_fit, predict_rules, tie_uniforms
-from simstudy.learners.fisher_reference import (
+from simstudy.learners.linear.fisher import fisher_fit, predict_rules
+from simstudy.learners.linear.fisher_reference import (
     reference_estimates, reference_fit, reference_minimisers, reference_threshold,
 )
+from simstudy.learners.linear.threshold import TIE_RULES, erm_threshold, tie_uniforms
 from simstudy.populations.synthetic import LogisticPopulation
 
 RULES = tuple(TIE_RULES)
@@ -166,7 +167,7 @@ def test_study_worker_under_each_rule_equals_plain_refits(rule):
     """The study's estimates (LOO, K-fold, empirical, Err(1) of .632, exact risk) under each tie rule
     equal a refit of every training set by the brute-force reference, with the study's uniforms."""
     from simstudy.populations.synthetic import linear_rule_risk
-    from simstudy.runner import Chunk
+    from simstudy.studies.base import Chunk
     from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, draw, make_conditions
 
     cond, pop = make_conditions([20], [0.3])[0], LogisticPopulation(0.3)
@@ -183,7 +184,7 @@ def test_study_worker_under_each_rule_equals_plain_refits(rule):
 
 
 def test_minimiser_counts_equal_brute_force():
-    from simstudy.learners.fisher import fisher_directions
+    from simstudy.learners.linear.fisher import fisher_directions
 
     rng = np.random.default_rng(8)
     X = rng.integers(-2, 3, size=(300, 9, 2)).astype(float)          # integer points: many equal projections

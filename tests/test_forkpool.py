@@ -11,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from simstudy import forkpool, warmup
-from simstudy.config import RunnerConfig, validate_runner
+from simstudy.engine.backends import fork_pool as forkpool
+from simstudy.engine.config import RunnerConfig, validate_runner
+from simstudy.engine.runner import run_chunks
 from simstudy.errors import ConfigError, WorkerLost
-from simstudy.runner import run_chunks
 
 pytestmark = pytest.mark.skipif(not forkpool.fork_available(), reason="fork workers: Linux only")
 
@@ -113,33 +113,20 @@ def test_run_chunks_says_which_chunk_was_lost_and_how_to_resume(no_pool):
         return pd.DataFrame({"replicate": list(range(chunk.start, chunk.stop))})
 
     with pytest.raises(WorkerLost) as caught:
-        run_chunks(chunk_fn, [8], chunk_size=2, n_jobs=2, backend="fork", progress=False)
+        run_chunks(chunk_fn, [8], RunnerConfig(chunk_size=2, n_jobs=2, backend="fork", progress=False))
     message = str(caught.value)
     assert "killed by signal 9, SIGKILL: often the system out of memory" in message
     assert "of condition 0" in message and "run the same command again to resume" in message
     assert "runner.n_jobs" in message
-    report = run_chunks(lambda c: pd.DataFrame({"replicate": list(range(c.start, c.stop))}), [8], chunk_size=2,
-                        n_jobs=2, backend="fork", progress=False)  # a new pool replaces the broken one
+    report = run_chunks(lambda c: pd.DataFrame({"replicate": list(range(c.start, c.stop))}), [8],
+                        RunnerConfig(chunk_size=2, n_jobs=2, backend="fork", progress=False))  # a new pool
     assert report.backend == "fork" and list(report.records["replicate"]) == list(range(8))
 
 
-def test_a_refusal_after_the_forked_workers_started_kills_them(no_pool):
-    assert warmup.prestart_workers(2, "fork", "simstudy.studies.cv_variance.study:CVVarianceStudy")
-    pids = forkpool.current_pool().pids()
-    assert len(pids) == 2 and all(_alive(p) for p in pids)
-    started = time.monotonic()
-    warmup.cancel_workers()
-    assert time.monotonic() - started < 5 and forkpool.current_pool() is None
-    assert not any(_alive(p) for p in pids) and warmup._fork_warm_up is None
-
-
-def test_a_prestarted_pool_is_the_one_the_run_uses(no_pool):
-    assert warmup.prestart_workers(2, "fork", "simstudy.studies.cv_variance.study:CVVarianceStudy")
-    pool = forkpool.current_pool()
-    warmed = warmup.wait_for_workers()
-    assert sorted(warmed) == pool.pids()  # one warm-up per worker
-    report = run_chunks(lambda c: pd.DataFrame({"pid": [os.getpid()] * c.size}), [6], chunk_size=1, n_jobs=2,
-                        backend="auto", progress=False)
+def test_a_kept_pool_is_the_one_the_next_run_uses(no_pool):
+    pool = forkpool.get_pool(2)
+    report = run_chunks(lambda c: pd.DataFrame({"pid": [os.getpid()] * c.size}), [6],
+                        RunnerConfig(chunk_size=1, n_jobs=2, backend="auto", progress=False))
     assert forkpool.current_pool() is pool and set(report.records["pid"]) <= set(pool.pids())
 
 
@@ -152,20 +139,23 @@ def test_fork_is_refused_where_it_does_not_exist(monkeypatch):
     assert forkpool.resolve_backend("auto") == "loky"
 
 
-def test_a_single_chunk_runs_in_the_forked_worker_unless_n_jobs_is_1(no_pool):
-    """The command forks one worker for a run of one chunk (its main process loads the report
-    meanwhile); runner.n_jobs=1 keeps everything in this process, as asked."""
+def test_a_single_chunk_runs_in_a_kept_forked_worker_unless_n_jobs_is_1(no_pool):
+    """A run of one chunk uses a pool kept from an earlier run (a sweep's next job; this process
+    loads the report meanwhile) and forks none of its own; runner.n_jobs=1 keeps everything in
+    this process, as asked."""
     def pid_chunk(c):
         return pd.DataFrame({"pid": [os.getpid()] * c.size})
 
-    assert not warmup.prestart_workers(1, "loky", "simstudy.studies.cv_variance.study:CVVarianceStudy")
-    assert warmup.prestart_workers(1, "fork", "simstudy.studies.cv_variance.study:CVVarianceStudy")
-    (worker,) = forkpool.current_pool().pids()
+    report = run_chunks(pid_chunk, [5], RunnerConfig(chunk_size=10, n_jobs=-1, backend="fork", progress=False))
+    assert set(report.records["pid"]) == {os.getpid()} and forkpool.current_pool() is None
+    (worker,) = forkpool.get_pool(1).pids()
     calls = []
-    report = run_chunks(pid_chunk, [5], chunk_size=10, n_jobs=-1, backend="fork", progress=False,
+    report = run_chunks(pid_chunk, [5],
+                        RunnerConfig(chunk_size=10, n_jobs=-1, backend="fork", progress=False),
                         while_computing=lambda: calls.append(1))
     assert set(report.records["pid"]) == {worker} and calls == [1]
-    report = run_chunks(pid_chunk, [5], chunk_size=10, n_jobs=1, backend="fork", progress=False,
+    report = run_chunks(pid_chunk, [5],
+                        RunnerConfig(chunk_size=10, n_jobs=1, backend="fork", progress=False),
                         while_computing=lambda: calls.append(1))
     assert set(report.records["pid"]) == {os.getpid()} and calls == [1]
 

@@ -3,8 +3,8 @@ asked, say so (``clipped``), and keep agreeing with their tests for null values 
 import numpy as np
 import pytest
 
+from simstudy.cv.loop import nested_cv_losses
 from simstudy.inference import binomial_test, cv_clt_test, cv_t_test, nested_cv_interval, z_test
-from simstudy.schemes import nested_cv_losses
 
 
 def test_nested_cv_lower_end_of_a_small_error_rate_is_clipped():

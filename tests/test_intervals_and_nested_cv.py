@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from simstudy.cv.loop import nested_cv_losses
+from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
 from simstudy.inference import (
     cv_t_test, five_by_two_t_test, holdout_test, nested_cv_interval, resampled_t_test, z_test,
 )
-from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
 
 
 # ------------------------------------------------------------------ tier 1: hand values
@@ -140,12 +141,12 @@ def test_nested_driver_matches_literal_algorithm_1():
 
 def test_split_designs():
     rng = np.random.default_rng(0)
-    halves = five_by_two_splits(11, rng)
+    halves = FiveByTwo().halves(11, rng)
     assert halves.shape == (5, 11) and np.all(halves.sum(axis=1) == 5)
-    test = train_validation_splits(20, 2, 15, rng)
+    test = RepeatedSplits(2, 15).test_masks(20, rng)
     assert test.shape == (15, 20) and np.all(test.sum(axis=1) == 2)
     with pytest.raises(ValueError, match="n_test"):
-        train_validation_splits(20, 20, 15, rng)
+        RepeatedSplits(20, 15).test_masks(20, rng)
 
 
 # ------------------------------------------------------------------ tier 3: Monte Carlo calibration

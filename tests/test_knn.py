@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.neighbors import KNeighborsClassifier
 
-from simstudy.learners.knn import PopulationKNN, supported_knn_params
+from simstudy.learners.knn.population import PopulationKNN, supported_knn_params
 
 
 @pytest.fixture(autouse=True)
@@ -97,7 +97,7 @@ def test_walks_equal_the_former_implementation_on_letter(letter_knn, n):
     brute force), and the predictions of 5x2 and bootstrap models at the sample's own rows
     (local lists), equal the walk of commit f564282 prediction for prediction."""
     from knn_reference import reference_predictions
-    from simstudy.schemes import KFold, five_by_two_splits
+    from simstudy.cv.splits import FiveByTwo, KFold
 
     pop, knn = letter_knn
     lists, N = np.asarray(knn.lists, dtype=np.int32), len(pop.y)
@@ -111,7 +111,7 @@ def test_walks_equal_the_former_implementation_on_letter(letter_knn, n):
         ref = reference_predictions(lists, knn.X, knn.y, 5, _dense_counts(models, N), np.arange(N))
         np.testing.assert_array_equal(knn._predict_many(models, None), ref)
         np.testing.assert_array_equal(knn.population_errors(models), np.mean(ref != knn.y, axis=1))
-        splits = [(h, ~h) for h in five_by_two_splits(n, rng)] + [(rng.integers(0, n, n), None)]
+        splits = [(h, ~h) for h in FiveByTwo().halves(n, rng)] + [(rng.integers(0, n, n), None)]
         for train, test in splits:
             train_rows = everyone[train] if train.dtype == bool else train
             test_rows = everyone[test] if test is not None else everyone
@@ -125,7 +125,7 @@ def test_forward_and_reverse_walks_agree_with_ties_and_short_lists(monkeypatch):
     """Integer features (many distance ties), lists shorter than most walks need: the reverse
     lists (cut at depths from a few entries, where most queries walk on along their list, to the
     whole list), the forward walk and the former implementation give the same predictions."""
-    import simstudy.learners.knn as knn_module
+    import simstudy.learners.knn.population as knn_module
     from knn_reference import reference_predictions
 
     rng = np.random.default_rng(5)
@@ -147,7 +147,7 @@ def test_forward_and_reverse_walks_agree_with_ties_and_short_lists(monkeypatch):
 def test_reverse_lists_hold_every_entry_by_position_then_query():
     """Row j's reverse entries are the (q, t) with lists[q, t] == j, by (t, q): the entries down
     to any depth are a prefix, which the depth-cut reverse walk relies on."""
-    from simstudy.learners import knn_walks
+    from simstudy.learners.knn import walks as knn_walks
 
     rng = np.random.default_rng(11)
     lists = np.stack([rng.permutation(50)[:12] for _ in range(50)]).astype(np.uint16)
@@ -163,8 +163,8 @@ def test_reverse_lists_hold_every_entry_by_position_then_query():
 def test_a_model_without_training_rows_gets_the_smallest_label_on_both_walks(monkeypatch):
     """No training row (no votes): every prediction is the smallest label, as before the
     depth-cut reverse walk (whose depth divides by the number of training rows)."""
-    import simstudy.learners.knn as knn_module
-    from simstudy.learners.knn import KnnModel
+    import simstudy.learners.knn.population as knn_module
+    from simstudy.learners.knn.population import KnnModel
 
     rng = np.random.default_rng(12)
     X, y = rng.random((300, 3)), rng.integers(0, 2, 300)

@@ -1,12 +1,12 @@
-"""k-NN regression for the models of one sample (simstudy.learners.knn_regression): scikit-learn's
+"""k-NN regression for the models of one sample (simstudy.learners.knn.regression): scikit-learn's
 KNeighborsRegressor predictions bit for bit without distance ties, the documented tie rule with
 them, the shared evaluation of a sample's models, and the study records unchanged."""
 import numpy as np
 import pytest
 from sklearn.neighbors import KNeighborsRegressor
 
-from simstudy.learners import build_learner
-from simstudy.learners.knn_regression import SampleKNNRegressor, KnnRegressionModel
+from simstudy.learners.dispatch import build_learner
+from simstudy.learners.knn.regression import SampleKNNRegressor, KnnRegressionModel
 from simstudy.populations.base import Sample
 
 
@@ -90,7 +90,7 @@ def test_cv_clt_regression_records_equal_with_scikit_learns_knn():
     train/validation, nested CV) with the kernel and with scikit-learn's k-NN: the same records."""
     from simstudy import engine
     from simstudy.learners.sklearn import SklearnLearner
-    from simstudy.runner import Chunk
+    from simstudy.studies.base import Chunk
 
     learners = {"knn": {"_target_": "sklearn.neighbors.KNeighborsRegressor", "n_neighbors": 10}}
     plan = engine.prepare("cv_clt_regression", population={"kind": "friedman1", "evaluation_size": 1000},

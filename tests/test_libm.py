@@ -1,9 +1,9 @@
-"""simstudy.libm: the C library's exp and log, elementwise, whatever NumPy dispatches to."""
+"""simstudy.studies.nedelko_histogram.libm: the C library's exp and log, elementwise, whatever NumPy dispatches to."""
 import math
 
 import numpy as np
 
-from simstudy import libm
+from simstudy.studies.nedelko_histogram import libm
 
 
 def _reference(function, x):

@@ -7,10 +7,13 @@ import pytest
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.linear_model import RidgeClassifier
 
-from simstudy.learners import BatchedLDA, BatchedRidge, SklearnLearner, build_learner
+from simstudy.cv.losses import zero_one
+from simstudy.engine.config import RunnerConfig
+from simstudy.engine.runner import run_chunks
+from simstudy.learners.dispatch import build_learner
+from simstudy.learners.linear.batched import BatchedLDA, BatchedRidge
+from simstudy.learners.sklearn import SklearnLearner
 from simstudy.populations import LogisticPopulation
-from simstudy.runner import run_chunks
-from simstudy.losses import zero_one
 from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
 # (kernel, scikit-learn estimator, well defined on rank-deficient data)
@@ -85,7 +88,7 @@ def test_worker_records_identical_to_per_replicate_sklearn(make, batched):
     runs = {}
     for name, learner in (("batched", batched), ("sklearn", SklearnLearner(make()))):
         worker = CVVarianceWorker(pop, learner, zero_one, conds, seed=4, truth=False)
-        runs[name] = run_chunks(worker, [50, 50], chunk_size=17, n_jobs=1, progress=False).records
+        runs[name] = run_chunks(worker, [50, 50], RunnerConfig(chunk_size=17, n_jobs=1, progress=False)).records
     a, b = runs["batched"], runs["sklearn"]
     pd.testing.assert_series_equal(a.mu_hat, b.mu_hat)
     np.testing.assert_allclose(a.theta3, b.theta3)

@@ -7,11 +7,12 @@ import pytest
 from scipy import optimize
 from sklearn.linear_model import LogisticRegression
 
-from simstudy.learners.logistic import (
-    CONVERGED, HESSIAN_UNDERFLOW, MAX_ITER, OPTIMUM_TOL, SINGLE_CLASS, SINGULAR_HESSIAN, BatchedLogistic,
-    fit_logistic_batch, supported_logistic_params,
+from simstudy.learners.logistic.batch import BatchedLogistic, fit_logistic_batch, supported_logistic_params
+from simstudy.learners.logistic.newton import (
+    CONVERGED, HESSIAN_UNDERFLOW, MAX_ITER, OPTIMUM_TOL, SINGLE_CLASS, SINGULAR_HESSIAN,
 )
-from simstudy.populations.tabular import binarize, load_table_file
+from simstudy.populations.io.table import binarize
+from simstudy.populations.io.text import load_table_file
 
 from conftest import LETTER_FILE
 
@@ -216,7 +217,7 @@ def test_tiled_hessian_and_pointwise_pass_against_numpy(dim):
     """The 2 x 4 tiled Hessian (zero rows padding the design to a multiple of 4) and the
     vectorised pointwise pass, for every width the tiles can leave ragged, against the same
     quantities from NumPy's exp, log1p and matrix products."""
-    from simstudy.learners.logistic import _hessian, _padded_rows, _pointwise
+    from simstudy.learners.logistic.newton import _hessian, _padded_rows, _pointwise
 
     rng = np.random.default_rng(dim)
     m, n, p = 37, 40, dim - 1            # the last row is the intercept's ones; only m of n columns active

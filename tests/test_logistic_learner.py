@@ -7,14 +7,16 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from simstudy.crossval import cross_validate, split_losses
+from simstudy.cv.loop import cross_validate, split_losses
+from simstudy.cv.losses import log_loss, zero_one
+from simstudy.cv.splits import FiveByTwo, KFold
 from simstudy.errors import ConfigError
-from simstudy.learners import LogisticLearner, SklearnLearner, build_learner
-from simstudy.learners.logistic import SINGULAR_HESSIAN
-from simstudy.losses import log_loss, zero_one
+from simstudy.learners.dispatch import build_learner
+from simstudy.learners.logistic.learner import LogisticLearner
+from simstudy.learners.logistic.newton import SINGULAR_HESSIAN
+from simstudy.learners.sklearn import SklearnLearner
 from simstudy.populations import Sample
-from simstudy.schemes import KFold, five_by_two_splits
-from simstudy.truth import model_risks
+from simstudy.populations.truth import model_risks
 
 from conftest import LETTER_FILE
 
@@ -32,11 +34,14 @@ def letter():
 
 
 class _Binary:
-    """A finite population stand-in: features X, labels y (what fast_kernel looks at)."""
+    """A finite population stand-in: it declares its data (``finite_data``, what fast_kernel looks at)."""
 
     def __init__(self, y):
         self.X = np.zeros((len(y), 1))
         self.y = np.asarray(y)
+
+    def finite_data(self, dtype=np.float64):
+        return self.X.astype(dtype), self.y
 
 
 def _pair(population, **params):
@@ -74,7 +79,7 @@ def test_cross_validation_and_fits_equal_sklearn(letter, n):
     rng = np.random.default_rng(n)
     sample = letter.sample(n, rng)
     labels = KFold(10).labels(n, rng)
-    halves = five_by_two_splits(n, rng)
+    halves = FiveByTwo().halves(n, rng)
     out = {}
     for name, learner in (("kernel", kernel), ("sklearn", sk)):
         fit_rng = np.random.default_rng(3)
@@ -154,7 +159,7 @@ def test_failed_newton_step_is_refitted_by_sklearn():
 def test_cv_clt_records_equal_the_sklearn_path(letter):
     """A small cv_clt chunk (K-fold, full fit, 5x2, train/validation splits, nested CV, truth)
     gives identical records with the kernel and with scikit-learn."""
-    from simstudy.runner import Chunk
+    from simstudy.studies.base import Chunk
     from simstudy.studies.cv_clt.study import make_conditions
     from simstudy.studies.cv_clt.worker import CVCLTWorker
 

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from simstudy.manifest import environment_info, git_state
+from simstudy.engine.manifest import environment_info, git_state
 
 
 def _git(repo, *args):

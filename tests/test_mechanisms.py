@@ -14,14 +14,14 @@ from scipy import integrate, special, stats
 import simstudy
 from simstudy.errors import ConfigError, DataUnavailableError
 from simstudy.learners import build_learner
-from simstudy.losses import brier, log_loss, resolve_loss, zero_one
+from simstudy.cv.losses import brier, log_loss, resolve_loss, zero_one
 from simstudy.populations import build_population
 from simstudy.populations.gaussian_classes import GaussianClassesPopulation, gaussian_bayes_error
 from simstudy.populations.hastie import HastieSpherePopulation, hastie_rule_risk
 from simstudy.populations.noisy_linear import (HeteroscedasticLinearPopulation, SparseLinearPopulation,
                                                StudentTLinearPopulation, folded_normal_mean)
 from simstudy.populations.regression import linear_predictor_risk
-from simstudy.truth import true_risks
+from simstudy.populations.truth import true_risks
 
 from conftest import LETTER_FILE
 

@@ -4,7 +4,7 @@ import pytest
 from scipy import stats
 
 from simstudy.inference import binomial_test
-from simstudy.metrics import between_block_correlation, mean_summary, rejection_rate
+from simstudy.studies.metrics import between_block_correlation, mean_summary, rejection_rate
 
 
 def wilson_interval(k, n):

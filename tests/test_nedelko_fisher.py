@@ -4,16 +4,18 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from simstudy.learners.fisher import erm_threshold, fisher_fit, predict_rules
-from simstudy.learners.fisher_reference import reference_estimates, reference_fit
+from simstudy.inference.risk_bounds import apply_rhat
+from simstudy.learners.linear.fisher import fisher_fit, predict_rules
+from simstudy.learners.linear.fisher_reference import reference_estimates, reference_fit
+from simstudy.learners.linear.threshold import erm_threshold
 from simstudy.populations.synthetic import (
     LogisticPopulation, linear_rule_risk, linear_rule_risk_quad, logistic_alpha_for_bayes_error,
 )
-from simstudy.inference.risk_bounds import apply_rhat
-from simstudy.runner import Chunk
+from simstudy.studies.base import Chunk
 from simstudy.studies.nedelko_fisher.aggregate import optimism_table
-from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, OptimismWorker, bootstrap_632, make_conditions
-from simstudy.studies.nedelko_fisher.worker import draw as _draw
+from simstudy.studies.nedelko_fisher.worker import (
+    FisherRiskWorker, OptimismWorker, bootstrap_632, draw as _draw, make_conditions,
+)
 
 
 def test_batched_kernel_equals_reference_implementation():

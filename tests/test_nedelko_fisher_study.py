@@ -6,11 +6,11 @@ import pytest
 from scipy import stats
 
 from conftest import validate
-from simstudy.engine import run_study
+from simstudy.engine.run import run_study
 from simstudy.errors import ConfigError
 from simstudy.inference.error_functions import delta0
 from simstudy.inference.risk_bounds import rhat_bias_bound
-from simstudy.runner import Chunk
+from simstudy.studies.base import Chunk
 from simstudy.studies.nedelko_fisher.aggregate import (
     add_rhat, optimism_table, paired_delta0, rhat_table, tie_rule_sensitivity, winners_markdown,
 )

@@ -164,7 +164,7 @@ def test_oracle_variant_is_the_table_lookup():
 
 def test_full_sample_fits_are_the_study_learner():
     """The script's fits on the logistic family equal the study's calibration worker (same draw order)."""
-    from simstudy.runner import Chunk
+    from simstudy.studies.base import Chunk
     from simstudy.studies.nedelko_fisher.worker import OptimismWorker, make_conditions
 
     cp = script.check_populations((0.2,))[0]

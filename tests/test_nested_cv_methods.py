@@ -9,8 +9,8 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
+from simstudy.cv.loop import nested_cv_losses
 from simstudy.inference.nested import bias_factor, nested_cv_interval
-from simstudy.schemes import nested_cv_losses
 
 
 # ------------------------------------------------------------------ the learners, twice

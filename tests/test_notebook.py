@@ -65,7 +65,7 @@ def test_long_tables_are_cut_with_a_note():
 def test_cv_losses_render_the_inference_table():
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import KFold
-    from simstudy.cvinference import compare, cross_validate_losses
+    from simstudy.evaluate import compare, cross_validate_losses
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 3))

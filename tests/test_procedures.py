@@ -17,18 +17,18 @@ from procedure_testbed import Testbed, run
 
 from simstudy.inference import repeated_kfold_t_test, wilson_bounds
 from simstudy.inference.procedures import (
-    ESTIMANDS, KINDS, PROCEDURES, Bootstrap, FiveByTwo, HoldOut, IntervalOutcome, KFold, KFoldHalves, LeaveOneOut,
-    NestedCV, PairedSubsampling, PosteriorOutcome, Procedure, RepeatedKFold, RepeatedSplits, SplitLosses, SplitPlan,
-    TestOutcome, no_information_error,
+    ESTIMANDS, KINDS, PROCEDURES, BootstrapDesign, FiveByTwoDesign, HoldOutDesign, IntervalOutcome, KFoldDesign,
+    KFoldHalvesDesign, LeaveOneOutDesign, NestedCVDesign, PairedSubsamplingDesign, PosteriorOutcome, Procedure,
+    RepeatedKFoldDesign, RepeatedSplitsDesign, SplitLosses, SplitPlan, TestOutcome, catalog, no_information_error,
 )
-from simstudy.inference.procedures import catalog
 from simstudy.inference.procedures.bayesian import correlated_posterior
 from simstudy.inference.procedures.bootstrap import leave_one_out_bootstrap, location_shifted_interval, point632plus
 from simstudy.inference.procedures.conservative_z import conservative_z
 
 Z975 = 1.959963984540054
-DESIGNS = [HoldOut(0.2), KFold(5), LeaveOneOut(), RepeatedKFold(4, 3), RepeatedSplits(6, 0.2), FiveByTwo(),
-           Bootstrap(8), NestedCV(3, 2), PairedSubsampling(3, 2, 0.2), KFoldHalves(3, 2)]
+DESIGNS = [HoldOutDesign(0.2), KFoldDesign(5), LeaveOneOutDesign(), RepeatedKFoldDesign(4, 3),
+           RepeatedSplitsDesign(6, 0.2), FiveByTwoDesign(), BootstrapDesign(8), NestedCVDesign(3, 2),
+           PairedSubsamplingDesign(3, 2, 0.2), KFoldHalvesDesign(3, 2)]
 NEW = {"conservative_z", "bootstrap_oob", "bootstrap_632plus", "bootstrap_location_shifted", "bayesian_correlated_t"}
 
 
@@ -48,10 +48,10 @@ def test_a_design_draws_a_plan_of_its_own_layout(design):
     plan = design.plan(n, np.random.default_rng(0))
     assert plan.splits == design.fits(n)
     assert np.all((plan.train == 0) | ~plan.test)                     # a split never tests a training point
-    assert np.all(plan.test.sum(axis=1) > 0) or isinstance(design, Bootstrap)
+    assert np.all(plan.test.sum(axis=1) > 0) or isinstance(design, BootstrapDesign)
     design.validate(plan)
     # a plan whose rows are shuffled no longer follows the layout (except designs without order)
-    if type(design) in (KFold, RepeatedSplits, HoldOut, LeaveOneOut):
+    if type(design) in (KFoldDesign, RepeatedSplitsDesign, HoldOutDesign, LeaveOneOutDesign):
         return
     order = np.random.default_rng(1).permutation(plan.splits)
     with pytest.raises(ValueError, match="layout"):
@@ -59,22 +59,22 @@ def test_a_design_draws_a_plan_of_its_own_layout(design):
 
 
 def test_designs_refuse_bad_parameters_and_sizes():
-    for make, match in ((lambda: KFold(1), "K must be"), (lambda: HoldOut(1.5), "test_fraction"),
-                        (lambda: RepeatedSplits(1), "J must be"), (lambda: NestedCV(2), "K must be"),
-                        (lambda: Bootstrap(B=1), "B must be")):
+    for make, match in ((lambda: KFoldDesign(1), "K must be"), (lambda: HoldOutDesign(1.5), "test_fraction"),
+                        (lambda: RepeatedSplitsDesign(1), "J must be"), (lambda: NestedCVDesign(2), "K must be"),
+                        (lambda: BootstrapDesign(B=1), "B must be")):
         with pytest.raises(ValueError, match=match):
             make()
     with pytest.raises(ValueError, match="2K"):
-        NestedCV(5).plan(8, np.random.default_rng(0))
+        NestedCVDesign(5).plan(8, np.random.default_rng(0))
     with pytest.raises(ValueError, match="no training point"):
-        PairedSubsampling(test_fraction=0.6).plan(20, np.random.default_rng(0))
-    plan = KFold(3).plan(9, np.random.default_rng(0))
-    with pytest.raises(ValueError, match="layout of KFold"):        # a K=3 plan is not a K=4 design
-        SplitPlan(KFold(4), 9, plan.train, plan.test)
+        PairedSubsamplingDesign(test_fraction=0.6).plan(20, np.random.default_rng(0))
+    plan = KFoldDesign(3).plan(9, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="layout of KFoldDesign"):        # a K=3 plan is not a K=4 design
+        SplitPlan(KFoldDesign(4), 9, plan.train, plan.test)
 
 
 def test_split_losses_refuse_missing_losses_and_wrong_shapes():
-    plan = KFold(3).plan(9, np.random.default_rng(0))
+    plan = KFoldDesign(3).plan(9, np.random.default_rng(0))
     losses = np.where(plan.test, 1.0, np.nan)
     SplitLosses(plan, losses)
     bad = losses.copy()
@@ -88,18 +88,18 @@ def test_split_losses_refuse_missing_losses_and_wrong_shapes():
 def test_apply_checks_its_design_alpha_and_alternative():
     proc = PROCEDURES["cv_clt_all_pairs"].load()
     rng = np.random.default_rng(0)
-    folds = run(Testbed(), "mean", KFold(5).plan(20, rng), 1, rng).losses
-    assert proc.apply(folds).interval.confidence_level == 0.95            # any K: KFold(5) for a KFold(10) default
-    splits = run(Testbed(), "mean", RepeatedSplits(5).plan(20, rng), 1, rng).losses
-    with pytest.raises(ValueError, match="needs a KFold design"):
+    folds = run(Testbed(), "mean", KFoldDesign(5).plan(20, rng), 1, rng).losses
+    assert proc.apply(folds).interval.confidence_level == 0.95    # any K: KFoldDesign(5) for a KFoldDesign(10) default
+    splits = run(Testbed(), "mean", RepeatedSplitsDesign(5).plan(20, rng), 1, rng).losses
+    with pytest.raises(ValueError, match="needs a KFoldDesign"):
         proc.apply(splits)
     with pytest.raises(ValueError, match="alpha"):
         proc.apply(folds, alpha=1.5)
     with pytest.raises(ValueError, match="alternative"):
         PROCEDURES["cv_clt_all_pairs"].load().apply(folds, alternative="sideways")
-    assert proc.with_design(KFold(5)).fits(20) == 5
-    with pytest.raises(ValueError, match="needs a KFold"):
-        proc.with_design(Bootstrap())
+    assert proc.with_design(KFoldDesign(5)).fits(20) == 5
+    with pytest.raises(ValueError, match="needs a KFoldDesign"):
+        proc.with_design(BootstrapDesign())
 
 
 def test_the_registry_holds_at_least_16_procedures_with_their_metadata():
@@ -117,11 +117,11 @@ def test_the_registry_holds_at_least_16_procedures_with_their_metadata():
 
 def _run(proc, learners, replicates, rng, n=40, loss="squared"):
     design = proc.design
-    if isinstance(design, (PairedSubsampling, RepeatedKFold)):       # smaller instances of the defaults: speed
-        design = type(design)(**{**design.__dict__, **({"J": 5, "M": 4} if isinstance(design, PairedSubsampling)
+    if isinstance(design, (PairedSubsamplingDesign, RepeatedKFoldDesign)):   # smaller instances of the defaults: speed
+        design = type(design)(**{**design.__dict__, **({"J": 5, "M": 4} if isinstance(design, PairedSubsamplingDesign)
                                                         else {"repeats": 3})})
     plan = design.plan(n, rng)
-    return run(Testbed(loss=loss), learners, plan, replicates, rng, no_information=isinstance(design, Bootstrap))
+    return run(Testbed(loss=loss), learners, plan, replicates, rng, no_information=isinstance(design, BootstrapDesign))
 
 
 @pytest.mark.parametrize("name", list(PROCEDURES))
@@ -192,16 +192,17 @@ def test_reused_procedures_show_their_known_calibration():
     means is sigma^2/n, Var sigma^2/n2) and the t is near nominal (93.7%, its J - 1 = 14 df and
     the skewed losses cost the rest)."""
     err_n = lambda r: r.err_n                                         # noqa: E731
-    naive, (_, high) = _coverage(PROCEDURES["kfold_t"].load(), "first", KFold(10), 100, 1000, 11, err_n, "absolute")
-    conservative, _ = _coverage(PROCEDURES["kfold_t_rho0.7"].load(), "first", KFold(10), 100, 1000, 11, err_n,
+    naive, (_, high) = _coverage(PROCEDURES["kfold_t"].load(), "first", KFoldDesign(10), 100, 1000, 11, err_n,
+                                 "absolute")
+    conservative, _ = _coverage(PROCEDURES["kfold_t_rho0.7"].load(), "first", KFoldDesign(10), 100, 1000, 11, err_n,
                                 "absolute")
     assert high < 0.5 and naive + 0.2 < conservative < 0.9
-    _, (low, high) = _coverage(PROCEDURES["cv_clt_within_fold"].load(), "slope0", KFold(10), 100, 2000, 12,
+    _, (low, high) = _coverage(PROCEDURES["cv_clt_within_fold"].load(), "slope0", KFoldDesign(10), 100, 2000, 12,
                                lambda r: r.r_n(), "absolute")
     assert low < 0.95 < high
-    plain, (_, plain_high) = _coverage(PROCEDURES["repeated_splits_t"].load(), "zero", RepeatedSplits(15, 0.1), 100,
-                                       1000, 13, err_n, "absolute")
-    corrected, (low, _) = _coverage(PROCEDURES["nadeau_bengio_t"].load(), "zero", RepeatedSplits(15, 0.1), 100,
+    plain, (_, plain_high) = _coverage(PROCEDURES["repeated_splits_t"].load(), "zero", RepeatedSplitsDesign(15, 0.1),
+                                       100, 1000, 13, err_n, "absolute")
+    corrected, (low, _) = _coverage(PROCEDURES["nadeau_bengio_t"].load(), "zero", RepeatedSplitsDesign(15, 0.1), 100,
                                        1000, 13, err_n, "absolute")
     assert plain_high < 0.85 and low > 0.9 and corrected > plain + 0.1
 
@@ -212,7 +213,7 @@ def test_conservative_z_hand_value():
     """n = 8, J = 2 splits testing 2 points, M = 1 split into halves of 4 points:
     mu_hat = (2 + 5)/2 = 3.5; halves give (1 + 3)/2 = 2 and (5 + 8)/2 = 6.5, so
     sigma2_hat = (2 - 6.5)^2 / (2 * 1) = 10.125 and the interval is 3.5 -+ z sqrt(10.125)."""
-    design = PairedSubsampling(J=2, M=1, test_fraction=0.25)
+    design = PairedSubsamplingDesign(J=2, M=1, test_fraction=0.25)
     tests = [(0, 1), (2, 3), (0, 1), (2, 3), (4, 5), (6, 7)]
     universe = [range(8)] * 2 + [range(4)] * 2 + [range(4, 8)] * 2
     test = np.zeros((6, 8), dtype=bool)
@@ -232,7 +233,7 @@ def test_conservative_z_hand_value():
 def test_conservative_z_agrees_with_a_plain_loop():
     """The formula written out with loops (and the split means taken by hand from the losses)."""
     rng = np.random.default_rng(3)
-    design = PairedSubsampling(J=4, M=3, test_fraction=0.2)
+    design = PairedSubsamplingDesign(J=4, M=3, test_fraction=0.2)
     r = run(Testbed(), "slope0", design.plan(30, rng), 5, rng)
     out = PROCEDURES["conservative_z"].load().apply(r.losses, 0.1)
     plan, L = r.losses.plan, r.losses.losses
@@ -260,7 +261,7 @@ def test_conservative_z_is_unbiased_for_the_half_sample_variance_and_over_covers
     from scipy import stats
 
     rng = np.random.default_rng(6)
-    design, n, h = PairedSubsampling(10, 25, 0.1), 60, 30
+    design, n, h = PairedSubsamplingDesign(10, 25, 0.1), 60, 30
     proc = PROCEDURES["conservative_z"].load()
     estimates, variances, hits = [], [], []
     for _ in range(10):
@@ -271,7 +272,7 @@ def test_conservative_z_is_unbiased_for_the_half_sample_variance_and_over_covers
         hits.append(out.interval.covers(r.err_n))
     half = []                                   # the J-split estimate on independent samples of h points
     for _ in range(10):
-        r = run(Testbed(loss="absolute"), "mean", RepeatedSplits(10, 6 / h).plan(h, rng), 200, rng)
+        r = run(Testbed(loss="absolute"), "mean", RepeatedSplitsDesign(10, 6 / h).plan(h, rng), 200, rng)
         half.append(r.losses.split_means().mean(axis=-1))
     estimates, variances, hits, half = map(np.concatenate, (estimates, variances, hits, half))
     dev2 = (half - half.mean()) ** 2
@@ -291,7 +292,7 @@ def _tiny_bootstrap(gamma=0.45):
     """n = 3, B = 3: resample counts (2,1,0), (0,3,0), (1,1,1); losses of every model at every point."""
     train = np.array([[1, 1, 1], [2, 1, 0], [0, 3, 0], [1, 1, 1]])
     losses = np.array([[0.1, 0.2, 0.3], [0.2, 0.1, 0.3], [0.6, 0.3, 0.5], [0.1, 0.2, 0.4]])
-    plan = SplitPlan(Bootstrap(3), 3, train, train == 0, np.ones((4, 3), dtype=bool))
+    plan = SplitPlan(BootstrapDesign(3), 3, train, train == 0, np.ones((4, 3), dtype=bool))
     return SplitLosses(plan, losses, no_information=gamma)
 
 
@@ -307,7 +308,7 @@ def test_leave_one_out_bootstrap_hand_value():
     assert out.upper == pytest.approx(0.5 + Z975 * math.sqrt(2895) / 180, rel=1e-12)
     with pytest.raises(ValueError, match="out of bag"):                 # fewer than 2 points ever out of bag
         leave_one_out_bootstrap(np.ones((2, 4)), np.array([[1, 1, 2, 0], [1, 1, 2, 0]]))
-    counts = Bootstrap(30).plan(12, np.random.default_rng(1)).train[1:]
+    counts = BootstrapDesign(30).plan(12, np.random.default_rng(1)).train[1:]
     flat = leave_one_out_bootstrap(np.full((5, 30, 12), 0.7), counts)
     assert np.all(flat.estimate == pytest.approx(0.7)) and np.all(flat.se == 0.0)   # zero spread: a point
 
@@ -329,7 +330,7 @@ def _loo_bootstrap_loops(Q, N):
 
 def test_leave_one_out_bootstrap_agrees_with_a_plain_loop():
     rng = np.random.default_rng(8)
-    plan = Bootstrap(25).plan(15, rng)
+    plan = BootstrapDesign(25).plan(15, rng)
     Q = rng.gamma(2.0, size=(3, 25, 15))
     out = leave_one_out_bootstrap(Q, plan.train[1:])
     for r in range(3):
@@ -360,7 +361,7 @@ def test_leave_one_out_bootstrap_se_is_the_sd_of_err1_plus_resampling_noise():
         rng = np.random.default_rng(B)
         err1, se2, noise, hits = [], [], [], []
         for _ in range(replicates // chunk):
-            plan = Bootstrap(B).plan(40, rng)
+            plan = BootstrapDesign(B).plan(40, rng)
             r = run(Testbed(loss="absolute"), "zero", plan, chunk, rng)
             out = proc.apply(r.losses)
             err1.append(out.estimate)
@@ -449,7 +450,7 @@ def test_bootstrap_632plus_and_location_shifted_calibration():
         rng = np.random.default_rng(7)
         rows = []
         for _ in range(10):
-            r = run(Testbed(loss=loss), learner, Bootstrap(400).plan(60, rng), 100, rng, no_information=True)
+            r = run(Testbed(loss=loss), learner, BootstrapDesign(400).plan(60, rng), 100, rng, no_information=True)
             a, b, c = plus.apply(r.losses), ls.apply(r.losses), oob.apply(r.losses)
             rows.append(np.stack([a.covers(r.err_n), b.covers(r.err_n), a.estimate - r.err_n, c.estimate - a.estimate]))
         found[learner] = np.concatenate(rows, axis=1)
@@ -475,7 +476,7 @@ def test_bayesian_correlated_t_hand_value_and_the_bouckaert_frank_identity():
     assert post.p_left == pytest.approx(0.25 - 1 / (2 * math.pi), rel=1e-12)
     assert post.p_rope == 0 and post.p_left + post.p_right == pytest.approx(1.0, rel=1e-15)
     rng = np.random.default_rng(11)
-    design = RepeatedKFold(5, 4)
+    design = RepeatedKFoldDesign(5, 4)
     r = run(Testbed(), ("slope0", "slope1"), design.plan(40, rng), 50, rng)
     bayes = PROCEDURES["bayesian_correlated_t"].load().with_design(design)
     frank = PROCEDURES["bouckaert_frank"].load().with_design(design)
@@ -530,7 +531,7 @@ def test_bayesian_correlated_t_calibration():
     rng = np.random.default_rng(5)
     covered, rejected = [], []
     for _ in range(10):
-        r = run(Testbed(), ("slope0", "slope1"), RepeatedKFold(10, 10).plan(60, rng), 200, rng)
+        r = run(Testbed(), ("slope0", "slope1"), RepeatedKFoldDesign(10, 10).plan(60, rng), 200, rng)
         assert r.err_n == 0.0
         covered.append(proc.apply(r.losses).interval.covers(0.0))
         rejected.append(proc.apply(r.losses, alternative="less").reject)
@@ -545,10 +546,10 @@ def test_bayesian_correlated_t_calibration():
 def test_nested_cv_reads_the_plan_as_simstudy_schemes_lays_out_its_losses():
     """The adapter's (pair, outer) arrays give the interval of nested_cv_losses + nested_cv_interval
     run with the same fold labels and the same (deterministic) learner; unequal folds (n = 23, K = 4)."""
+    from simstudy.cv.loop import nested_cv_losses
     from simstudy.inference import nested_cv_interval
-    from simstudy.schemes import nested_cv_losses
 
-    design, n, bed = NestedCV(4, 1), 23, Testbed()
+    design, n, bed = NestedCVDesign(4, 1), 23, Testbed()
     plan = design.plan(n, np.random.default_rng(13))
     labels = np.argmax(plan.test[:4], axis=0)                       # fold of each point (the outer splits)
     xs, ys = bed.draw(1, n, np.random.default_rng(14))

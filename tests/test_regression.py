@@ -16,14 +16,14 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from conftest import ROOT
 from simstudy import run_study
+from simstudy.cv.losses import absolute, squared, zero_one
 from simstudy.errors import ConfigError
-from simstudy.learners import SklearnLearner
-from simstudy.losses import absolute, squared, zero_one
+from simstudy.learners.sklearn import SklearnLearner
 from simstudy.populations import TabularPopulation, build_population
 from simstudy.populations.noise import LabelNoisePopulation
 from simstudy.populations.regression import (Friedman1Population, GaussianLinearPopulation, friedman1_mean,
                                              linear_predictor_risk)
-from simstudy.truth import true_risks
+from simstudy.populations.truth import true_risks
 
 LEVEL = 1e-3
 
@@ -124,7 +124,7 @@ def test_cv_variance_theta_from_the_generalised_estimators():
     pop = GaussianLinearPopulation(p=2)
     learner = SklearnLearner(LinearRegression(), "ols")
     w = CVVarianceWorker(pop, learner, squared, make_conditions([23], 4, pop), seed=5, truth=False)
-    from simstudy.runner import Chunk
+    from simstudy.studies.base import Chunk
 
     rec = w(Chunk(0, 0, 3))
     for r in range(3):

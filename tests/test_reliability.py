@@ -427,7 +427,7 @@ def test_dask_runs_show_only_simstudys_lines(tmp_path):
 def test_third_party_info_goes_to_the_log_file_only(capsys):
     import logging
 
-    from simstudy.cli import setup_logging
+    from simstudy.cli.console import setup_logging
 
     setup_logging()
     logging.getLogger("matplotlib.font_manager").info("generated new fontManager")
@@ -446,12 +446,12 @@ def test_workers_start_only_after_every_check_that_needs_no_data(tmp_path):
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "x.txt").write_text("x")
-    code = ("import sys, simstudy.warmup as w\n"
-            "marker = sys.argv[1]\n"
+    code = ("import sys, simstudy.engine.runner as r\n"
+            "marker, start = sys.argv[1], r.open_stream\n"
             "def spy(*a, **k):\n"
             "    open(marker, 'w').write('started')\n"
-            "    return False\n"
-            "w.prestart_workers = spy\n"
+            "    return start(*a, **k)\n"
+            "r.open_stream = spy\n"
             "from simstudy.cli import main\n"
             "sys.argv = ['simstudy', *sys.argv[2:]]\n"
             "main()\n")
@@ -484,35 +484,27 @@ def test_a_worker_killed_by_the_system_ends_the_run_with_one_paragraph(tmp_path,
     assert out.stdout.strip() == "", out.stdout
 
 
-def test_a_refusal_after_the_workers_started_does_not_wait_for_them():
-    """Bad data is found while the workers warm up: the warm-up is stopped, not awaited."""
-    from simstudy import warmup
-
-    assert warmup.prestart_workers(2, "loky", "simstudy.studies.cv_variance.study:CVVarianceStudy")
-    thread = warmup._pending
-    warmup.cancel_workers()
-    assert warmup._pending is None and not thread.is_alive()
-
-
 def test_worker_count_is_capped_by_chunks_and_warns_above_the_cores(caplog):
-    from simstudy import runner
+    from simstudy.engine import runner
+    from simstudy.engine.backends import worker_count
+    from simstudy.engine.config import RunnerConfig
 
     cores = os.cpu_count() or 1
-    assert runner.worker_count(-1, 1) == 1 and runner.worker_count(4 * cores, 3) == min(4 * cores, 3)
+    assert worker_count(-1, 1) == 1 and worker_count(4 * cores, 3) == min(4 * cores, 3)
     report = runner.run_chunks(lambda c: pd.DataFrame({"replicate": list(range(c.start, c.stop))}), [4],
-                               chunk_size=2, n_jobs=2 * cores + 1, backend="threading", progress=False)
+                               RunnerConfig(chunk_size=2, n_jobs=2 * cores + 1, backend="threading", progress=False))
     assert len(report.records) == 4
     assert "2 chunk(s) to compute, so 2 worker(s)" in caplog.text
     if cores < 2:
         assert "share the cores" in caplog.text
     caplog.clear()
     runner.run_chunks(lambda c: pd.DataFrame({"replicate": list(range(c.start, c.stop))}), [4 * cores + 4],
-                      chunk_size=1, n_jobs=cores + 1, backend="threading", progress=False)
+                      RunnerConfig(chunk_size=1, n_jobs=cores + 1, backend="threading", progress=False))
     assert f"runner.n_jobs={cores + 1}: {cores + 1} workers on the {cores} cores" in caplog.text
 
 
 def test_disk_message_names_errno_28():
-    from simstudy.cli import _disk_message
+    from simstudy.cli.console import disk_message
 
-    message = _disk_message(OSError(errno.ENOSPC, "No space left on device"), "runs/x")
+    message = disk_message(OSError(errno.ENOSPC, "No space left on device"), "runs/x")
     assert "no space left" in message and "errno 28" in message and "\n" not in message

@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 
 import simstudy
-from simstudy.collect import collect
-from simstudy.metrics import between_block_correlation
 from simstudy.report.figures import plt, size_axis
 from simstudy.report.latex import frame_to_latex, latex_escape
 from simstudy.report.paper import PAPER_REPLICATES, table2_comparison
 from simstudy.report.tables import rate_with_interval, with_error
 from simstudy.results import load_run
+from simstudy.studies.metrics import between_block_correlation
+from simstudy.sweeps import collect
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -246,8 +246,7 @@ def test_figures_saved_by_forked_children_are_the_same_bytes(tmp_path, monkeypat
     once, by a child or (what is left when this process waits) by this process."""
     import os
 
-    from simstudy import forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module, fork_pool as forkpool
 
     if not forkpool.fork_available():
         pytest.skip("fork: Linux only")
@@ -280,8 +279,7 @@ def test_figures_left_in_the_queue_are_saved_while_this_process_waits(tmp_path, 
     (OSError) leave every figure to this process's wait, in the study's order."""
     import os
 
-    from simstudy import forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module, fork_pool as forkpool
 
     if not forkpool.fork_available():
         pytest.skip("fork: Linux only")
@@ -306,8 +304,7 @@ def test_figures_left_in_the_queue_are_saved_while_this_process_waits(tmp_path, 
 def test_figures_of_a_failing_child_are_saved_by_the_parent(tmp_path, monkeypatch):
     import os
 
-    from simstudy import forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module, fork_pool as forkpool
 
     if not forkpool.fork_available():
         pytest.skip("fork: Linux only")
@@ -327,8 +324,7 @@ def test_figures_of_a_failing_child_are_saved_by_the_parent(tmp_path, monkeypatc
 
 def test_a_figure_maker_that_raises_raises_in_this_process(tmp_path, monkeypatch):
     """A bug in a study's figure code fails in the child, then again here, with its own exception."""
-    from simstudy import forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module, fork_pool as forkpool
 
     def broken():
         raise ValueError("no such column")
@@ -352,8 +348,7 @@ def test_cancel_stops_the_figure_children_and_saves_nothing(tmp_path, monkeypatc
     import os
     import time
 
-    from simstudy import forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module, fork_pool as forkpool
 
     if not forkpool.fork_available():
         pytest.skip("fork: Linux only")
@@ -371,8 +366,7 @@ def test_cancel_stops_the_figure_children_and_saves_nothing(tmp_path, monkeypatc
 def test_a_failure_while_the_tables_are_written_cancels_the_figures(table2_run, tmp_path, monkeypatch):
     """StudyResult.write: an error between starting the figures and waiting for them (here the
     study's tables) reaches the caller at once; the figure children are stopped and reaped."""
-    from simstudy import forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module, fork_pool as forkpool
 
     result, _ = table2_run
     cancelled = []
@@ -397,8 +391,7 @@ def test_a_figure_maker_that_raises_in_this_process_leaves_no_child_behind(tmp_p
     """The error of a figure drawn by this process's wait() comes after the children are reaped."""
     import os
 
-    from simstudy import forkpool
-    from simstudy.report import figures as figures_module
+    from simstudy.engine.backends import figures as figures_module, fork_pool as forkpool
 
     if not forkpool.fork_available():
         pytest.skip("fork: Linux only")

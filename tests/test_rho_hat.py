@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from simstudy.cv.splits import KFold
 from simstudy.inference import (cv_t_test, nadeau_bengio_rho, subsample_cv, subsample_rho, subsample_variance,
                                 SubsampleCV)
 from simstudy.inference.rho_hat import RHO_MAX, subsample_size
 from simstudy.populations.synthetic import GaussianFoldsPopulation
-from simstudy.schemes import KFold
 
 
 def test_nadeau_bengio_rho_hand_computed():

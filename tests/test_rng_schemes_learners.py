@@ -4,10 +4,10 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
-from simstudy.learners import ConstantClassifier, SklearnLearner
+from simstudy.cv.splits import KFold
+from simstudy.learners.sklearn import ConstantClassifier, SklearnLearner
 from simstudy.populations import Sample
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.schemes import KFold
 
 
 def test_condition_key_is_stable_and_order_free():
@@ -33,7 +33,7 @@ def test_kfold_invariants():
     rng = np.random.default_rng(0)
     n, K = 40, 10
     tested = np.zeros(n, int)
-    for train, test in KFold(K).split(n, rng):
+    for train, test in KFold(K).train_test(n, rng):
         assert len(test) == n // K
         assert np.intersect1d(train, test).size == 0
         assert len(train) + len(test) == n

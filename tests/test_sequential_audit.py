@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from simstudy.audit.sequential import (SequentialState, audit_design, design, fixed_rule_errors, look_schedule,
-                                       operating_characteristics)
+from simstudy.audit.operating import fixed_rule_errors, operating_characteristics
+from simstudy.audit.sequential import SequentialState, audit_design, design, look_schedule
 from simstudy.inference.proportions import wilson_bounds
 
 LIMIT, ERROR = 0.06, 0.025       # alpha + slack and (1 - confidence) / 2 at the audit's defaults

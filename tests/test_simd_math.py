@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from simstudy.learners.simd_math import exp_neg_abs, log1p_unit
+from simstudy.learners.logistic.simd_math import exp_neg_abs, log1p_unit
 
 
 def _libm(function, x):

@@ -1,4 +1,4 @@
-"""The exact fast fit of LinearRegression and Ridge (simstudy.learners.sklearn_linear): scikit-learn's
+"""The exact fast fit of LinearRegression and Ridge (simstudy.learners.linear.exact): scikit-learn's
 coefficients and predictions bit for bit, the same random draws, and scikit-learn itself where it
 changes method."""
 import itertools
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from sklearn.linear_model import Lasso, LinearRegression, Ridge
 
+from simstudy.learners.linear.exact import LinearFit, linear_fast_path
 from simstudy.learners.sklearn import SklearnLearner
-from simstudy.learners.sklearn_linear import LinearFit, linear_fast_path
 from simstudy.populations.base import Sample
 
 

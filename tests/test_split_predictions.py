@@ -5,12 +5,12 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
-from simstudy.crossval import split_losses
-from simstudy.learners import CartLearner
-from simstudy.learners.logistic_learner import LogisticLearner
-from simstudy.losses import zero_one
+from simstudy.cv.loop import nested_cv_losses, split_losses
+from simstudy.cv.losses import zero_one
+from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
+from simstudy.learners.cart import CartLearner
+from simstudy.learners.logistic.learner import LogisticLearner
 from simstudy.populations import Sample
-from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
 
 
 def _sample(kind: str, n: int, rng) -> Sample:
@@ -27,10 +27,10 @@ def _sample(kind: str, n: int, rng) -> Sample:
 
 def _splits(n: int, rng) -> tuple[list, list]:
     """5x2 halves, repeated train/validation splits and a few tiny training sets (one class)."""
-    halves = five_by_two_splits(n, rng)
+    halves = FiveByTwo().halves(n, rng)
     trains = [np.flatnonzero(t) for h in halves for t in (h, ~h)]
     tests = [np.flatnonzero(~t) for h in halves for t in (h, ~h)]
-    for test in train_validation_splits(n, n // 10, 6, rng):
+    for test in RepeatedSplits(n // 10, 6).test_masks(n, rng):
         rows = np.flatnonzero(test) if np.asarray(test).dtype == bool else np.asarray(test)
         keep = np.ones(n, bool)
         keep[rows] = False

@@ -1,4 +1,4 @@
-"""Start-up: lazy imports in workers, workers started early and reused by the run."""
+"""Start-up: lazy imports in workers, the report loaded while the workers compute, the pace of a run."""
 import os
 import pickle
 import subprocess
@@ -8,9 +8,10 @@ import time
 import numpy as np
 import pytest
 
+from simstudy.engine.config import RunnerConfig
+from simstudy.engine.runner import run_chunks
 from simstudy.lazy import LazyModule
-from simstudy.runner import Chunk, run_chunks
-from simstudy.warmup import prestart_workers, wait_for_workers, warm_worker
+from simstudy.studies.base import Chunk
 
 from conftest import LETTER_FILE, ROOT
 
@@ -30,9 +31,9 @@ def test_lazy_module_imports_on_first_attribute_access():
 def test_tree_worker_does_not_import_sklearn_scipy_stats_or_matplotlib(tmp_path):
     """A cv_variance worker with the numba tree unpickles and runs without scikit-learn,
     scipy.stats or matplotlib (each costs about a second of start-up per worker)."""
-    from simstudy.learners import build_learner
+    from simstudy.cv.losses import zero_one
+    from simstudy.learners.dispatch import build_learner
     from simstudy.populations import build_population
-    from simstudy.losses import zero_one
     from simstudy.studies.cv_variance.study import CVVarianceWorker, make_conditions
 
     pop = build_population({"kind": "tabular", "name": "letter", "path": str(LETTER_FILE),
@@ -43,7 +44,7 @@ def test_tree_worker_does_not_import_sklearn_scipy_stats_or_matplotlib(tmp_path)
     worker = CVVarianceWorker(pop, learner, zero_one, make_conditions([20], 10, pop), 1, True)
     path = tmp_path / "worker.pkl"
     path.write_bytes(pickle.dumps(worker))
-    code = ("import pickle, sys; from simstudy.runner import Chunk; w = pickle.load(open(sys.argv[1], 'rb')); "
+    code = ("import pickle, sys; from simstudy.engine.chunks import Chunk; w = pickle.load(open(sys.argv[1], 'rb')); "
             "rec = w(Chunk(0, 0, 3)); assert (rec['error'] == '').all(), rec['error'].tolist(); "
             "print(' '.join(m for m in ('sklearn', 'scipy.stats', 'matplotlib') if m in sys.modules) or 'none')")
     out = subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, capture_output=True, text=True)
@@ -51,23 +52,6 @@ def test_tree_worker_does_not_import_sklearn_scipy_stats_or_matplotlib(tmp_path)
     assert out.stdout.strip() == "none"
     assert worker.learner.template is not None                      # the main process keeps it
     assert pickle.loads(pickle.dumps(worker.learner)).describe() == worker.learner.describe()
-
-
-def _pid(chunk):
-    return os.getpid()
-
-
-def test_prestarted_workers_are_the_run_workers():
-    """Workers started (and warmed) before the run are the ones that compute its chunks."""
-    study = "simstudy.studies.cv_variance.study:CVVarianceStudy"
-    assert warm_worker(study) == os.getpid()  # runs warm_up() in-process
-    assert prestart_workers(2, "loky", study)
-    warmed = set(wait_for_workers())
-    assert len(warmed) == 2 and os.getpid() not in warmed
-    report = run_chunks(_pid, [40], chunk_size=2, n_jobs=2, backend="loky", progress=False)
-    assert {o.records for o in report.outputs} == warmed
-    assert not prestart_workers(1, "loky", study)   # in-process runs: nothing to start
-    assert not prestart_workers(2, "threading", study)
 
 
 def _chunk_id(chunk):
@@ -80,14 +64,15 @@ def test_while_computing_runs_once_when_the_workers_compute(n_jobs, backend, exp
     """The hook runs once, in this process, before the chunks are dispatched; never for a run
     in this process (it would compete with the computation)."""
     calls = []
-    report = run_chunks(_chunk_id, [12], chunk_size=2, n_jobs=n_jobs, backend=backend, progress=False,
+    report = run_chunks(_chunk_id, [12],
+                        RunnerConfig(chunk_size=2, n_jobs=n_jobs, backend=backend, progress=False),
                         while_computing=lambda: calls.append(os.getpid()))
     assert sorted(o.records for o in report.outputs) == [(0, s) for s in range(0, 12, 2)]
     assert calls == [os.getpid()] * expected
 
 
 def test_report_prewarm_loads_the_report_libraries_in_a_thread():
-    code = ("import sys; from simstudy.report.prewarm import start_prewarm, wait_for_prewarm; "
+    code = ("import sys; from simstudy.engine.backends.prewarm import start_prewarm, wait_for_prewarm; "
             "before = 'matplotlib.pyplot' in sys.modules; started = start_prewarm(); wait_for_prewarm(); "
             "print(before, started, 'matplotlib.pyplot' in sys.modules, 'simstudy.report.html' in sys.modules, "
             "start_prewarm())")
@@ -138,7 +123,8 @@ def test_costliest_chunks_are_dispatched_first_and_the_records_do_not_change():
             seen.append(_chunk_id(chunk))
             return _chunk_id(chunk)
 
-        reports[kind] = run_chunks(fn, [4, 6, 2], chunk_size=2, n_jobs=1, backend="threading", progress=False,
+        reports[kind] = run_chunks(fn, [4, 6, 2],
+                                   RunnerConfig(chunk_size=2, n_jobs=1, backend="threading", progress=False),
                                    chunk_cost=cost)
     assert orders["plain"] == [(0, 0), (0, 2), (1, 0), (1, 2), (1, 4), (2, 0)]
     assert orders["costly"] == [(1, 0), (1, 2), (1, 4), (2, 0), (0, 0), (0, 2)]
@@ -148,8 +134,7 @@ def test_costliest_chunks_are_dispatched_first_and_the_records_do_not_change():
 def test_chunk_cost_of_a_phase_is_replicates_times_sample_size():
     from types import SimpleNamespace
 
-    from simstudy.engine import _chunk_cost
-    from simstudy.runner import Chunk
+    from simstudy.engine.execution import _chunk_cost
 
     phase = SimpleNamespace(conditions=[SimpleNamespace(n=20), SimpleNamespace(n=2000)])
     cost = _chunk_cost(phase)
@@ -162,32 +147,34 @@ def test_progress_eta_comes_from_the_chunks_costs(caplog):
     """With the costliest chunks first, the ETA weighs the work done by cost, not by replicates."""
     import logging
 
-    from simstudy.runner import _LogProgress
+    from simstudy.engine.progress import LogProgress
 
     caplog.set_level(logging.INFO, logger="simstudy")
-    progress = _LogProgress(total=10, desc="run", enabled=True, total_work=100.0)
+    progress = LogProgress(total=10, desc="run", enabled=True, total_work=100.0)
     progress.start -= 8.0                          # 8 s in: 2 of 10 replicates, but 80% of the work
     progress.update(2, work=80.0)
     assert "2/10 (20%)" in caplog.text and "ETA 2 s" in caplog.text
-    plain = _LogProgress(total=10, desc="plain", enabled=True)
+    plain = LogProgress(total=10, desc="plain", enabled=True)
     plain.start -= 8.0
     plain.update(2)                                # no costs: replicates are the work
     assert "ETA 32 s" in caplog.text
 
 
 def test_progress_pace_starts_when_the_workers_are_ready(caplog):
-    """A warm-up of the workers before the first chunk does not count as computing time: the
-    runner restarts the ETA's clock once the workers are free (``on_ready``)."""
+    """Starting the workers before the first chunk does not count as computing time: the runner
+    restarts the ETA's clock once the workers are up (``on_ready``)."""
     import logging
 
-    from simstudy.runner import Chunk, _joblib_outputs, _LogProgress
+    from simstudy.engine.backends.streams import open_stream
+    from simstudy.engine.progress import LogProgress
 
     caplog.set_level(logging.INFO, logger="simstudy")
-    progress = _LogProgress(total=10, desc="warm", enabled=True, total_work=100.0)
-    progress.start -= 30.0                         # 30 s of warm-up before the workers were ready ...
+    progress = LogProgress(total=10, desc="warm", enabled=True, total_work=100.0)
+    progress.start -= 30.0                         # 30 s before the workers were up ...
     chunks = [Chunk(0, 0, 2)]
-    outputs = list(_joblib_outputs(lambda c: c.size, chunks, 1, "sequential", "raise",
-                                   on_ready=progress.restart_clock))
+    stream, _ = open_stream("sequential", lambda c: c.size, chunks, 1, RunnerConfig(n_jobs=1, on_error="raise"),
+                            on_ready=progress.restart_clock)
+    outputs = list(stream)
     assert [o.records for o in outputs] == [2]
     progress.start -= 8.0                          # ... then 8 s computing 80% of the work
     progress.update(2, work=80.0)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from scipy import stats
 
-from simstudy.metrics import between_block_correlation
+from simstudy.studies.metrics import between_block_correlation
 
 SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "table2_engine_check.py"
 

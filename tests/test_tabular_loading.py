@@ -3,8 +3,6 @@
 Missing values, the class column, unreadable files, ragged rows, single rows and classes,
 data fingerprints, population size against training size, and the download paths (OpenML,
 CoverType) without a network. Every error must name the field, the bad value and the fix.
-New names are reached through the module (``tabular.X``) so that each test fails on its own
-against code that lacks them.
 """
 import gzip
 import hashlib
@@ -18,8 +16,10 @@ import pandas as pd
 import pytest
 from sklearn.utils import Bunch
 
-from simstudy.populations import DataUnavailableError, build_population, load_openml, load_table_file
-from simstudy.populations import tabular
+from simstudy.populations import DataUnavailableError, build_population, finite, load_openml, load_table_file
+from simstudy.populations.io.fingerprint import data_fingerprint
+from simstudy.populations.io.openml import load_covtype
+from simstudy.populations.io.table import MISSING_MARKERS, binarize
 
 from conftest import make_letter_like
 
@@ -66,12 +66,10 @@ def test_missing_value_in_first_column_never_makes_it_the_class(tmp_path, marker
     assert data.dropped_rows == 1 and data.X.shape == (284, 4)
     np.testing.assert_array_equal(data.labels, np.delete(y, 6).astype(str))  # line 8 is data row 6
     np.testing.assert_array_equal(data.X, np.delete(X, 6, axis=0))
-    assert tabular.build_tabular_population(_cfg(path, missing="drop_rows")).size == 284  # config field
+    assert finite.build_tabular_population(_cfg(path, missing="drop_rows")).size == 284  # config field
 
 
-# (the fallback list only lets this module be collected against code without MISSING_MARKERS)
-@pytest.mark.parametrize("marker", tabular.MISSING_MARKERS if hasattr(tabular, "MISSING_MARKERS")
-                         else ["", "?", "NA", "NaN", "nan", "null", "None"])
+@pytest.mark.parametrize("marker", MISSING_MARKERS)
 def test_every_missing_marker_in_a_middle_column_is_refused(tmp_path, marker):
     lines, _, _ = _csv_lines(40)
     path = _write(tmp_path, "m.csv", "\n".join(_with_cell(_with_cell(lines, 5, 2, marker), 9, 2, f" {marker} ")))
@@ -157,7 +155,7 @@ def test_invalid_label_column_names_the_field(letter_like_file):
 
 def test_positive_label_absent_from_the_data(letter_like_file):
     with pytest.raises(ValueError, match=r"population.positive=.*names \['a'\], not a class of the data"):
-        tabular.binarize(np.array(["A", "B", "C"]), ["A", "a"])
+        binarize(np.array(["A", "B", "C"]), ["A", "a"])
 
 
 # ------------------------------------------------------------------ unreadable files
@@ -277,14 +275,14 @@ def test_csv_header_names_the_features(tmp_path):
 def test_file_fingerprint_is_the_content_hash_and_ignores_place(tmp_path, letter_like_file):
     path, _, _ = letter_like_file
     expected = hashlib.sha256(path.read_bytes()).hexdigest()
-    assert tabular.data_fingerprint(path) == expected
+    assert data_fingerprint(path) == expected
     packed = tmp_path / "letter.data.gz"
     packed.write_bytes(gzip.compress(path.read_bytes(), mtime=123))
-    assert tabular.data_fingerprint(packed) == expected  # the content, not its compression
+    assert data_fingerprint(packed) == expected  # the content, not its compression
     moved = tmp_path / "elsewhere" / "renamed.csv"
     moved.parent.mkdir()
     shutil.copy(path, moved)
-    pops = [tabular.build_tabular_population(_cfg(p, positive=list("ABCDEFGHIJKLM"))) for p in (path, moved, packed)]
+    pops = [finite.build_tabular_population(_cfg(p, positive=list("ABCDEFGHIJKLM"))) for p in (path, moved, packed)]
     assert {p.fingerprint for p in pops} == {expected}
     assert pops[0].seed_params() == pops[1].seed_params() == pops[2].seed_params()
 
@@ -294,7 +292,7 @@ def test_changed_content_changes_fingerprint_not_seed(tmp_path, letter_like_file
     lines = path.read_text().splitlines()
     value = str((int(lines[6].split(",")[3]) + 1) % 16)
     changed = _write(tmp_path, "changed.data", "\n".join(_with_cell(lines, 7, 3, value)) + "\n")
-    a, b = (tabular.build_tabular_population(_cfg(p, positive=["A"])) for p in (path, changed))
+    a, b = (finite.build_tabular_population(_cfg(p, positive=["A"])) for p in (path, changed))
     assert a.fingerprint != b.fingerprint
     assert a.seed_params() == b.seed_params()
 
@@ -302,7 +300,7 @@ def test_changed_content_changes_fingerprint_not_seed(tmp_path, letter_like_file
 def test_builder_keeps_the_former_seed_params(letter_like_file):
     path, X, y = letter_like_file
     cfg = _cfg(path, positive=list("ABCDEFGHIJKLM"), replace=False)
-    new, old = tabular.build_tabular_population(cfg), build_population(cfg)
+    new, old = finite.build_tabular_population(cfg), build_population(cfg)
     assert new.seed_params() == old.seed_params() == {
         "kind": "tabular", "name": "t", "replace": False, "positive": list("ABCDEFGHIJKLM"),
         "rows": 400, "features": 16}
@@ -314,13 +312,13 @@ def test_builder_keeps_the_former_seed_params(letter_like_file):
 def test_array_fingerprint_covers_dtype_and_shape():
     X = np.arange(12, dtype=float).reshape(4, 3)
     y = np.array(["a", "b", "a", "b"])
-    fp = tabular.data_fingerprint((X, y))
-    assert len(fp) == 64 and fp == tabular.data_fingerprint((X.copy(), y.copy()))
-    assert fp != tabular.data_fingerprint((X.reshape(3, 4), y))
-    assert fp != tabular.data_fingerprint((X.astype(np.float32), y))
-    assert fp != tabular.data_fingerprint((X, y[::-1]))
-    pop = tabular.TabularPopulation(X, np.array([0, 1, 0, 1]))
-    assert pop.fingerprint == tabular.data_fingerprint((pop.X, pop.y))
+    fp = data_fingerprint((X, y))
+    assert len(fp) == 64 and fp == data_fingerprint((X.copy(), y.copy()))
+    assert fp != data_fingerprint((X.reshape(3, 4), y))
+    assert fp != data_fingerprint((X.astype(np.float32), y))
+    assert fp != data_fingerprint((X, y[::-1]))
+    pop = finite.TabularPopulation(X, np.array([0, 1, 0, 1]))
+    assert pop.fingerprint == data_fingerprint((pop.X, pop.y))
 
 
 def test_loaders_still_unpack_as_a_pair(letter_like_file):
@@ -334,13 +332,13 @@ def test_population_refuses_non_finite_features():
     X = np.ones((5, 2))
     X[3, 1] = np.nan
     with pytest.raises(ValueError, match="1 NaN or infinite value.*row 3, column 1.*population.missing=drop_rows"):
-        tabular.TabularPopulation(X, np.arange(5) % 2)
+        finite.TabularPopulation(X, np.arange(5) % 2)
 
 
 # ------------------------------------------------------------------ population size vs training size
 def test_three_rows_for_training_sets_of_twenty(tmp_path, caplog):
     path = _write(tmp_path, "three.csv", "1,2,0\n3,4,1\n5,6,0\n")
-    pop = tabular.build_tabular_population(_cfg(path))
+    pop = finite.build_tabular_population(_cfg(path))
     with caplog.at_level(logging.WARNING, logger="simstudy"):
         pop.check_size(20, replace=True)
     assert "has 3 rows, fewer than the largest training size n=20 in study.sizes" in caplog.text
@@ -351,7 +349,7 @@ def test_three_rows_for_training_sets_of_twenty(tmp_path, caplog):
 
 
 def test_check_size_is_quiet_when_the_population_is_large_enough(caplog):
-    pop = tabular.TabularPopulation(np.zeros((30, 2)), np.arange(30) % 2, replace=False)
+    pop = finite.TabularPopulation(np.zeros((30, 2)), np.arange(30) % 2, replace=False)
     with caplog.at_level(logging.WARNING, logger="simstudy"):
         pop.check_size(30)
         pop.check_size(10, replace=True)
@@ -363,16 +361,16 @@ def test_check_size_is_quiet_when_the_population_is_large_enough(caplog):
 # ------------------------------------------------------------------ config dispatch
 def test_load_tabular_config_errors():
     with pytest.raises(ValueError, match="population.source='file' without population.path"):
-        tabular.load_tabular({"kind": "tabular", "source": "file", "path": None})
+        finite.load_tabular({"kind": "tabular", "source": "file", "path": None})
     with pytest.raises(ValueError, match="population.openml_id=None"):
-        tabular.load_tabular({"kind": "tabular", "source": "openml", "openml_id": None})
+        finite.load_tabular({"kind": "tabular", "source": "openml", "openml_id": None})
 
 
 # ------------------------------------------------------------------ real Letter file
 def test_real_letter_file():
     if not LETTER.exists():
         pytest.skip("shared Letter data not present")
-    pop = tabular.build_tabular_population(_cfg(LETTER, name="letter", positive=list("ABCDEFGHIJKLM")))
+    pop = finite.build_tabular_population(_cfg(LETTER, name="letter", positive=list("ABCDEFGHIJKLM")))
     assert pop.X.shape == (20000, 16)
     assert np.mean(pop.y) == pytest.approx(0.497, abs=5e-4)
     assert pop.fingerprint == hashlib.sha256(LETTER.read_bytes()).hexdigest()
@@ -416,7 +414,7 @@ def test_openml_drop_rows_encodes_nominal_features(monkeypatch, tmp_path):
     np.testing.assert_array_equal(data.X, [[1.5, 0, 1], [4.5, 0, 1], [5.0, 1, 2], [6.5, 2, 3]])
     np.testing.assert_array_equal(data.labels, ["p", "q", "p", "q"])
     assert data.source == "openml:6" and data.dropped_rows == 2
-    assert data.fingerprint == tabular.data_fingerprint((data.X, data.labels))
+    assert data.fingerprint == data_fingerprint((data.X, data.labels))
     assert data.feature_names == ("width", "colour", "count")
 
 
@@ -438,7 +436,7 @@ def test_openml_cache_path_handling(monkeypatch, tmp_path):
     data, target = _openml_frame()
     _fake_fetch(monkeypatch, data.dropna(), target[data.notna().all(axis=1)], seen)
     monkeypatch.setenv("HOME", str(tmp_path))
-    pop = tabular.build_tabular_population({"kind": "tabular", "name": "o", "source": "openml", "openml_id": 6,
+    pop = finite.build_tabular_population({"kind": "tabular", "name": "o", "source": "openml", "openml_id": 6,
                                             "data_home": "~/cache/openml"})
     assert seen == [str(tmp_path / "cache" / "openml")] and (tmp_path / "cache" / "openml").is_dir()
     assert pop.source == "openml:6" and pop.X.shape == (4, 3)
@@ -488,13 +486,13 @@ def test_covtype_fingerprint_and_missing_values(tmp_path):
     _covtype_cache(other, X_nan, y)
     with pytest.raises(ValueError, match=r"population.source=covtype: 1 missing feature value.*column 5: 1, "
                                          r"first at row 11.*population.missing=drop_rows"):
-        tabular.load_covtype(data_home=str(other))
-    data = tabular.load_covtype(data_home=str(tmp_path))
-    assert data.source == "covtype" and data.fingerprint == tabular.data_fingerprint((X, y.astype(str)))
+        load_covtype(data_home=str(other))
+    data = load_covtype(data_home=str(tmp_path))
+    assert data.source == "covtype" and data.fingerprint == data_fingerprint((X, y.astype(str)))
 
 
 def test_covtype_download_failure(monkeypatch, tmp_path):
     monkeypatch.setattr("sklearn.datasets.fetch_covtype", _failing(OSError("no network")))
     with pytest.raises(DataUnavailableError, match=r"population.source=covtype: the download failed.*"
                                                    r"population.data_home=.*population.path"):
-        tabular.load_covtype(data_home=str(tmp_path))
+        load_covtype(data_home=str(tmp_path))

@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from simstudy.cv.loop import nested_cv_losses
+from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
 from simstudy.inference import (
     cv_clt_sigma, cv_clt_test, cv_t_test, fold_summary, nested_cv_interval, variance_estimates,
     variance_estimates_from_blocks, block_residuals,
 )
 from simstudy.inference.variance import unequal_fold_estimates
-from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
 from test_variance import _quadratic_matrix     # polarisation: the matrix of a quadratic form
 
 THETAS = ("theta1", "theta2", "theta3", "theta4", "theta5")
@@ -177,9 +178,9 @@ def test_nested_cv_calibration_with_unequal_folds():
 
 def test_resampling_designs_on_odd_n():
     rng = np.random.default_rng(0)
-    halves = five_by_two_splits(101, rng)
+    halves = FiveByTwo().halves(101, rng)
     assert np.all(halves.sum(axis=1) == 50)            # first half 50 points, second 51
-    tv = train_validation_splits(101, 11, 7, rng)
+    tv = RepeatedSplits(11, 7).test_masks(101, rng)
     assert np.all(tv.sum(axis=1) == 11)
     with pytest.raises(ValueError, match="n >= K"):
         KFold(10).labels(9, rng)

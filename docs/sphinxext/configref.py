@@ -132,8 +132,16 @@ def _rows(config: Any, role_of: Any) -> tuple[str, list[Row]]:
     instance = None if isinstance(config, type) else config
     docs = _attribute_docs(cls)
     hints = {f.name: f.type for f in dataclasses.fields(cls)}
-    rows = [Row(f.name, _type_name(hints[f.name]), _show(_default(f, instance)), role_of(f),
-                meaning(cls.__name__, f.name, docs)) for f in dataclasses.fields(cls)]
+    rows = []
+    for f in dataclasses.fields(cls):
+        default = _default(f, instance)
+        if dataclasses.is_dataclass(default):  # a group of fields (a study's targets): its row, then one per field
+            _, inner = _rows(default, lambda _: role_of(f))
+            rows.append(Row(f.name, "group", "(fields below)", role_of(f), meaning(cls.__name__, f.name, docs)))
+            rows += [Row(f"{f.name}.{r.name}", r.type, r.default, r.role, r.meaning) for r in inner]
+            continue
+        rows.append(Row(f.name, _type_name(hints[f.name]), _show(default), role_of(f), meaning(cls.__name__, f.name,
+                                                                                                 docs)))
     return f"{cls.__module__}.{cls.__qualname__}", rows
 
 
@@ -141,7 +149,8 @@ def parts() -> list[Part]:
     """Every registered study, population, learner and runner preset with its fields."""
     from hydra.core.config_store import ConfigStore
 
-    from simstudy.config import RunnerConfig, register_configs
+    from simstudy.cli.hydra import register_configs
+    from simstudy.engine.config import RunnerConfig
     from simstudy.registry import LEARNERS, POPULATIONS, STUDIES
     from simstudy.studies.settings import RECORD, ROLE
 

@@ -1,8 +1,8 @@
 """Cross-references to re-exported names find the page where the object is documented.
 
-``simstudy.run_study`` and ``simstudy.cvinference.cross_validate_losses`` are the names users
+``simstudy.run_study`` and ``simstudy.evaluate.cross_validate_losses`` are the names users
 write, but each object is documented once, on the page of the module that defines it
-(``simstudy.engine``, ``simstudy.cvinference.build``). When a Python cross-reference finds
+(``simstudy.engine``, ``simstudy.evaluate.build``). When a Python cross-reference finds
 nothing, this handler imports the name, asks the object where it was defined
 (``__module__`` and ``__qualname__``) and resolves the reference there, so the links follow the
 code when modules move.

@@ -7,12 +7,12 @@ from typing import Any, List
 import numpy as np
 import pandas as pd
 
-from simstudy.crossval import cross_validate, score
+from simstudy.cv.loop import cross_validate, score
+from simstudy.cv.splits import KFold
+from simstudy.populations.truth import missing_truth, model_risks
 from simstudy.rng import replicate_rng
-from simstudy.schemes import KFold
 from simstudy.studies.base import (Phase, Study, StudyConfig, StudyTables, extent, fail, replicate_records,
                                    size_conditions, validate_sizes)
-from simstudy.truth import model_risks, truth_available
 
 
 @dataclass
@@ -56,8 +56,9 @@ class Bootstrap632Study(Study):
     uses = ("population", "learner")
 
     def check(self) -> None:
-        if truth_available(self.population, self.learner):
-            fail("population", self.population.name, truth_available(self.population, self.learner))
+        why = missing_truth(self.population, self.learner)
+        if why:
+            fail("population", self.population.name, why)
 
     def phases(self, on_error: str = "record") -> list[Phase]:
         self.conditions = size_conditions(self.name, self.config.sizes, self.config.K, self.population)

@@ -3,7 +3,7 @@ CV inference on your own model
 ==============================
 
 You cross-validated a model and got an error estimate: which interval should you report?
-:func:`simstudy.cvinference.cross_validate_losses` runs any scikit-learn splitter and keeps
+:func:`simstudy.evaluate.cross_validate_losses` runs any scikit-learn splitter and keeps
 every point's loss; ``.infer()`` gives every interval and test of the package in one table, and
 two models run on the same folds compare with the paired tests.
 """
@@ -17,7 +17,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
-from simstudy.cvinference import compare, cross_validate_losses
+from simstudy.evaluate import compare, cross_validate_losses
 
 X, y = load_breast_cancer(return_X_y=True)
 folds = StratifiedKFold(10, shuffle=True, random_state=0)

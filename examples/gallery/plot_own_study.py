@@ -22,7 +22,7 @@ import pandas as pd
 import simstudy
 from examples.custom_population import TwoGaussians
 from simstudy.rng import replicate_rng
-from simstudy.truth import model_risks
+from simstudy.populations.truth import model_risks
 from simstudy.studies.base import (Phase, Study, StudyConfig, StudyTables, extent, replicate_records,
                                    size_conditions, validate_sizes)
 

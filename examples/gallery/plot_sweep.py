@@ -18,7 +18,7 @@ from pathlib import Path
 import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 
-from simstudy.collect import collect
+from simstudy.sweeps import collect
 
 sweep_dir = Path(tempfile.mkdtemp()) / "rho"
 command = [sys.executable, "-m", "simstudy.cli", "-m", "population=gaussian_folds", "population.rho=0,0.3,0.6",

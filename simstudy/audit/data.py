@@ -7,7 +7,7 @@ regressor) a regression audit with the squared loss by default (``absolute`` als
 learner object without a ``task`` attribute takes the task of the loss (classification if the
 loss fits either). A loss of the other task is refused, naming the field, the value and the fix.
 
-The data become a :class:`~simstudy.populations.tabular.TabularPopulation` with the same
+The data become a :class:`~simstudy.populations.finite.TabularPopulation` with the same
 ``task``: class labels coded 0..C-1 (or binarised by ``positive``) for classification, real
 targets for regression (a file's target is then its last column unless ``label_column`` says
 otherwise).
@@ -31,7 +31,7 @@ _LEARNERS = {"classification": "tree, knn, lda, logistic_regression or a scikit-
 
 def _learner_task(learner: Any) -> str | None:
     """'classification' / 'regression' for a preset name, a learner spec or an estimator; None if unknown."""
-    from simstudy.learners import build_learner
+    from simstudy.learners.dispatch import build_learner
 
     built = build_learner(learner)   # no data needed: only the estimator's kind is read
     return getattr(built, "task", None)
@@ -46,7 +46,7 @@ def resolve_task(learner: Any, loss: Any) -> tuple[str, Any]:
         When the loss belongs to the other task (a classifier with the squared loss, a regressor
         with the 0-1 loss), or the loss is unknown.
     """
-    from simstudy.losses import resolve_loss
+    from simstudy.cv.losses import resolve_loss
 
     learner_task = _learner_task(learner)
     if loss is None:
@@ -72,7 +72,13 @@ def _from_file(data: Any, task: str, label_column: Any, positive: Any):
             "positive": positive, "replace": True}
     if task == "regression":
         spec["task"] = "regression"
-    return build_population(spec)
+    try:
+        return build_population(spec)
+    except ValueError as exc:  # the reader's refusal names the population field; here it is the audit's option
+        if isinstance(exc, ConfigError) or "population.label_column" not in str(exc):
+            raise
+        raise ConfigError(str(exc).replace("Set population.label_column", "Set label_column (--label-column on the "
+                                           "command line)").replace("population.label_column", "label_column")) from None
 
 
 def _target(y: np.ndarray, task: str) -> np.ndarray:
@@ -96,7 +102,7 @@ def _target(y: np.ndarray, task: str) -> np.ndarray:
 
 def user_population(data: Any, X: Any, y: Any, task: str, label_column: Any, positive: Any):
     """The user's data as a TabularPopulation of ``task``, drawn with replacement."""
-    from simstudy.populations.tabular import TabularPopulation
+    from simstudy.populations.finite import TabularPopulation
 
     if (data is None) == (X is None):
         raise ConfigError("give the data either as a file (data=PATH) or as arrays (X=..., y=...), not both.")
@@ -122,7 +128,7 @@ def user_population(data: Any, X: Any, y: Any, task: str, label_column: Any, pos
 
 def without_replacement(pop):
     """The same rows, drawn without replacement (the audit's n/2 setting)."""
-    from simstudy.populations.tabular import TabularPopulation
+    from simstudy.populations.finite import TabularPopulation
 
     return TabularPopulation(pop.X, pop.y, name=pop.name, replace=False, seed_info=pop.seed_params(),
                              fingerprint=pop.fingerprint, source=getattr(pop, "source", None), task=pop.task)

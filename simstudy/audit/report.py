@@ -16,10 +16,12 @@ import pandas as pd
 from simstudy.inference.proportions import wilson_bounds
 from simstudy.report import frame_to_markdown
 from simstudy.report.figures import plt, save_figure, style_axes
+from simstudy.report.notebook import html_fragment, inline_png, table_section
 from simstudy.studies.rho_hat.aggregate import PROCEDURES
 from simstudy.studies.rho_hat.figures import STYLE
+from simstudy.files import write_csv_atomic, write_text_atomic
 
-__all__ = ["audit_figure", "audit_markdown", "check_report_folder", "write_report"]
+__all__ = ["audit_figure", "audit_markdown", "audit_result_html", "check_report_folder", "write_report"]
 
 
 def _pct(x: float) -> str:
@@ -96,7 +98,7 @@ def _calibration_table(result) -> pd.DataFrame:
 
 
 def _fixed_rule_text(result) -> list[str]:
-    from simstudy.audit.sequential import fixed_rule_errors
+    from simstudy.audit.operating import fixed_rule_errors
 
     s, rec = result.settings, result.recommendation
     limit = s["alpha"] + rec.slack
@@ -116,7 +118,7 @@ def _fixed_rule_text(result) -> list[str]:
 
 
 def _sequential_rule_text(result) -> list[str]:
-    from simstudy.audit.sequential import operating_characteristics, operating_table
+    from simstudy.audit.operating import operating_characteristics, operating_table
 
     s, rec = result.settings, result.recommendation
     limit = s["alpha"] + rec.slack
@@ -264,8 +266,28 @@ def write_report(result, folder: Path) -> list[Path]:
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     png = save_figure(fig, folder / "figures" / "audit.png")
     files = [folder / "report.md", folder / "report.html", png, folder / "intervals.csv", folder / "calibration.csv"]
-    files[0].write_text(text)
-    files[1].write_text(_html(text, buffer.getvalue()))
-    result.intervals.to_csv(files[3], index=False)
-    pd.concat([t.assign(setting=k) for k, t in result.tests.items()]).to_csv(files[4], index=False)
+    write_csv_atomic(result.intervals, files[3])
+    write_csv_atomic(pd.concat([t.assign(setting=k) for k, t in result.tests.items()]), files[4])
+    write_text_atomic(files[1], _html(text, buffer.getvalue()))
+    write_text_atomic(files[0], text)  # last: report.md marks the folder as an audit's
     return files
+
+
+def audit_result_html(result, figures: bool = True) -> str:
+    """The audit's result as an HTML fragment: the recommendation, the user's intervals, the
+    calibration table and the audit's figure."""
+    s, low_high = result.settings, result.interval
+    rec = result.recommendation
+    parts = [f"<p><b>Your CV estimate: {result.estimate:.4g}; recommended interval "
+             f"[{low_high[0]:.4g}, {low_high[1]:.4g}] ({html.escape(rec.procedure)}).</b></p>",
+             f"<p>{html.escape(rec.text).replace('**', '')}</p>",
+             "<p>" + "; ".join(f"rho at {html.escape(k)} = {v[0]}: {100 * v[1]:.1f}% (se {100 * v[2]:.1f})"
+                               for k, v in result.rho.items()) + "</p>"]
+    intervals = result.intervals.copy()
+    parts += table_section(intervals, "Your intervals, every procedure")
+    parts += table_section(_calibration_table(result),
+                           "How each procedure behaves in data like yours (size: Wilson 95%)")
+    if figures:
+        parts += ["<h4>Figure</h4>", inline_png(audit_figure(result))]
+    title = f"CV audit: {s.get('learner')} on {s.get('data')} ({result.n} rows, K = {result.K}, {s.get('loss')} loss)"
+    return html_fragment(title, parts)

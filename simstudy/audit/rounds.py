@@ -4,7 +4,7 @@ is open.
 Each setting (the user's n with replacement, n/2 without) has its own run directory. At look j
 the rho_hat study is run there with ``replicates = n_j``: the engine computes only the replicates
 the directory lacks, and the records equal those of a fixed run of n_j replicates with the same
-seed (:mod:`simstudy.rundir`). After each setting's look every open procedure advances through
+seed (:mod:`simstudy.engine.rundir`). After each setting's look every open procedure advances through
 the rule (:class:`~simstudy.audit.sequential.SequentialState`; nested CV, which runs on the first
 ``nested_cv_replicates`` replicates only, through its own design with that cap), and the two
 settings are coupled: a procedure liberal in one setting is liberal overall, so the other
@@ -136,14 +136,12 @@ class _RunChatter(logging.Filter):
 @contextmanager
 def _quiet_runs() -> Iterator[None]:
     """The rounds log one line per look instead of each run's own lines."""
-    loggers, chatter = [logging.getLogger(name) for name in ("simstudy", "simstudy.runner")], _RunChatter()
-    for logger in loggers:   # a logger's filters see only its own records, not its children's
-        logger.addFilter(chatter)
+    logger, chatter = logging.getLogger("simstudy"), _RunChatter()  # every run's line is logged here
+    logger.addFilter(chatter)   # a logger's filters see only its own records, not its children's
     try:
         yield
     finally:
-        for logger in loggers:
-            logger.removeFilter(chatter)
+        logger.removeFilter(chatter)
 
 
 def run_rounds(settings: dict[str, tuple[Any, int]], params: dict[str, Any], designs: dict[str, SequentialDesign],
@@ -164,7 +162,7 @@ def run_rounds(settings: dict[str, tuple[Any, int]], params: dict[str, Any], des
     power_setting : str
         The setting whose power ranks the procedures (the recommendation's).
     """
-    from simstudy.engine import run_study
+    from simstudy.engine.run import run_study
 
     results: dict[str, Any] = {}
     states: dict[str, dict[str, SequentialState]] = {name: {} for name in settings}

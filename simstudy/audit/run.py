@@ -79,7 +79,7 @@ class AuditResult:
 
     def _repr_html_(self) -> str:
         """What Jupyter shows: the recommendation, the intervals, the calibration, the figure."""
-        from simstudy.report.notebook import audit_result_html
+        from simstudy.audit.report import audit_result_html
 
         return audit_result_html(self)
 
@@ -97,8 +97,8 @@ def _check_int(name: str, value: Any, low: int, fix: str) -> int:
 
 def _user_intervals(worker, pop, K: int, alpha: float, seed: int, rho_n: float) -> tuple[float, pd.DataFrame]:
     """The user's own K-fold CV (all rows) and every procedure's interval for its expected error."""
+    from simstudy.cv.splits import KFold
     from simstudy.populations.base import Sample
-    from simstudy.schemes import KFold
     from simstudy.studies.rho_hat.aggregate import procedure_tests
 
     n = pop.size
@@ -142,7 +142,7 @@ def _check_options(K, replicates, splits, nested_cv_replicates, seed, alpha, sla
 def _simulate(settings: dict[str, tuple[Any, int]], params: dict[str, Any], rule: str, replicates: int,
               alpha: float, slack: float, confidence: float):
     """The rho_hat study in both settings: (results by setting, sequential states or None, designs or None)."""
-    from simstudy.engine import run_study
+    from simstudy.engine.run import run_study
 
     if rule == "fixed":
         results = {name: run_study("rho_hat", population=pop, sizes=[size], replicates=replicates,
@@ -233,8 +233,8 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
         from simstudy.audit.report import check_report_folder
 
         check_report_folder(Path(out))
-    from simstudy.learners import build_learner
-    from simstudy.losses import check_loss, resolve_loss
+    from simstudy.cv.losses import check_loss, resolve_loss
+    from simstudy.learners.dispatch import build_learner
     from simstudy.studies.base import check_learner_task
     from simstudy.studies.rho_hat.worker import RhoHatWorker
 

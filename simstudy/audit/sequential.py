@@ -28,16 +28,16 @@ sequences (one uniform per replicate) a larger p gives a larger S_j at every loo
 regions (trust: S_j <= a_j with the trust question still open; the trust question closes for
 S_j >= f_j) make the event "trusted" shrink as p grows and "liberal" grow. Hence for every p,
 P_p(trusted) <= P_L(trusted) when p >= L and P_p(liberal) <= P_L(liberal) when p <= L, and both
-right-hand sides are computed exactly by :func:`operating_characteristics` (and checked on a grid
+right-hand sides are computed exactly by :func:`simstudy.audit.operating.operating_characteristics` (and checked on a grid
 of p in the tests). The design is built so that they are at most e; the audit reports them.
 
 The fixed rule (:mod:`simstudy.audit.recommend`: one look, Wilson bounds) has no such bound: its
-P_L(trusted) exceeds 2.5% at 325 replicate counts in 100..5,000 (:func:`fixed_rule_errors`).
+P_L(trusted) exceeds 2.5% at 325 replicate counts in 100..5,000 (:func:`~simstudy.audit.operating.fixed_rule_errors`).
 
 The audit's default (cap 1,000; looks 100, 200, 300, 400, 500, 650, 800, 1,000; futility 15%):
 P_L(trusted) = 1.66% and P_L(liberal) = 1.59% per setting; the expected replicates until a
 procedure's verdict are 177, 257, 353, 391, 317, 270, 340 and 287 at true sizes 1, 2, 3, 4, 5, 6,
-8 and 10% (:func:`operating_table`; the fixed rule runs 1,000).
+8 and 10% (:func:`~simstudy.audit.operating.operating_table`; the fixed rule runs 1,000).
 
 What "exact" covers. The probabilities are computed in floating point by the dynamic programme
 (binomial pmf from log-gamma, relative error about 1e-12; boundaries keep a relative margin of
@@ -59,8 +59,8 @@ from simstudy.lazy import LazyModule
 
 special = LazyModule("scipy.special")
 
-__all__ = ["LOOKS", "SequentialDesign", "OperatingCharacteristics", "SequentialState", "audit_design", "design",
-           "fixed_rule_errors", "look_schedule", "operating_characteristics", "operating_table", "spending"]
+__all__ = ["LOOKS", "SequentialDesign", "SequentialState", "audit_design", "binomial_pmf", "design", "look_schedule",
+           "spending"]
 
 #: Cumulative replicate counts at which the audit looks (the cap is always the last look).
 LOOKS = (100, 200, 300, 400, 500, 650, 800, 1000, 1250, 1600, 2000, 2500, 3200, 4000, 5000)
@@ -255,84 +255,6 @@ def audit_design(cap: int, alpha: float, slack: float, confidence: float, futili
 
 
 @dataclass(frozen=True)
-class OperatingCharacteristics:
-    """Exact probabilities of the rule's outcomes at a true size p.
-
-    Attributes
-    ----------
-    p : float
-    trusted, liberal, undecided : float
-    expected_count : float
-        E[replicates at which the procedure stops].
-    stop : ndarray
-        P(stop at look j), j = 1..J.
-    """
-
-    p: float
-    trusted: float
-    liberal: float
-    undecided: float
-    expected_count: float
-    stop: np.ndarray
-
-
-def operating_characteristics(d: SequentialDesign, p: float) -> OperatingCharacteristics:
-    """P(trusted), P(liberal), P(undecided) and the expected stopping count at size p, by dynamic programming.
-
-    States per count: both questions open, only the trust question open, only the liberal one.
-    """
-    both, only_trust, only_liberal = np.ones(1), np.zeros(1), np.zeros(1)
-    trusted = liberal = undecided = 0.0
-    stop = np.zeros(len(d.looks))
-    previous = 0
-    for j, n in enumerate(d.looks):
-        pmf = binomial_pmf(n - previous, p) if 0 < p < 1 else _degenerate_pmf(n - previous, p)
-        both, only_trust, only_liberal = (np.convolve(x, pmf) for x in (both, only_trust, only_liberal))
-        s = np.arange(n + 1)
-        is_trust, is_liberal = s <= d.trust[j], s >= d.liberal[j]
-        trust_stays, liberal_stays = s < d.trust_closed[j], s > d.liberal_closed[j]
-        t_here = both[is_trust].sum() + only_trust[is_trust].sum()
-        l_here = both[is_liberal].sum() + only_liberal[is_liberal].sum()
-        both = np.where(is_trust | is_liberal, 0.0, both)            # a closed question gives no verdict
-        only_trust = np.where(is_trust, 0.0, only_trust)
-        only_liberal = np.where(is_liberal, 0.0, only_liberal)
-        u_here = (both[~trust_stays & ~liberal_stays].sum() + only_trust[~trust_stays].sum()
-                  + only_liberal[~liberal_stays].sum())
-        both, only_trust, only_liberal = (
-            np.where(trust_stays & liberal_stays, both, 0.0),
-            np.where(trust_stays, only_trust + np.where(~liberal_stays, both, 0.0), 0.0),
-            np.where(liberal_stays, only_liberal + np.where(~trust_stays, both, 0.0), 0.0))
-        trusted, liberal, undecided = trusted + t_here, liberal + l_here, undecided + u_here
-        stop[j] = t_here + l_here + u_here
-        previous = n
-    leftover = both.sum() + only_trust.sum() + only_liberal.sum()   # zero: the last look closes everything
-    undecided += leftover
-    stop[-1] += leftover
-    return OperatingCharacteristics(float(p), float(trusted), float(liberal), float(undecided),
-                                    float(np.dot(stop, d.looks)), stop)
-
-
-def operating_table(d: SequentialDesign, sizes: Sequence[float] | None = None):
-    """Exact P(trusted), P(liberal) and expected replicates per setting at true sizes (by default L times
-    1/6, 1/3, ..., 5/3: 1-10% at L = 6%), as a DataFrame with sizes in %."""
-    import pandas as pd
-
-    if sizes is None:
-        sizes = [d.limit * f for f in (1 / 6, 1 / 3, 1 / 2, 2 / 3, 5 / 6, 1, 7 / 6, 4 / 3, 5 / 3)]
-    rows = [operating_characteristics(d, p) for p in sizes]
-    return pd.DataFrame({"true size (%)": [round(100 * o.p, 2) for o in rows],
-                         "P(trusted) (%)": [round(100 * o.trusted, 2) for o in rows],
-                         "P(liberal) (%)": [round(100 * o.liberal, 2) for o in rows],
-                         "expected replicates": [round(o.expected_count) for o in rows]})
-
-
-def _degenerate_pmf(m: int, p: float) -> np.ndarray:
-    out = np.zeros(m + 1)
-    out[0 if p <= 0 else m] = 1.0
-    return out
-
-
-@dataclass(frozen=True)
 class SequentialState:
     """One procedure's progress through the rule in one setting.
 
@@ -399,23 +321,3 @@ class SequentialState:
         if self.settled:
             return self
         return replace(self, trust_open=False, liberal_open=False, verdict="undecided", reason=reason)
-
-
-def fixed_rule_errors(replicates: Sequence[int], limit: float, confidence: float = 0.95):
-    """The fixed rule's exact errors at p = L: P(upper Wilson bound <= L) and P(lower Wilson bound > L) per count.
-
-    Returns
-    -------
-    (ndarray, ndarray)
-        P_L(trusted) and P_L(liberal) for each replicate count.
-    """
-    from simstudy.inference.proportions import wilson_bounds
-
-    trust, liberal = [], []
-    for R in replicates:
-        k = np.arange(R + 1)
-        low, high = wilson_bounds(k, np.full(k.size, R), confidence)
-        pmf = binomial_pmf(int(R), limit)
-        trust.append(pmf[high <= limit].sum())
-        liberal.append(pmf[low > limit].sum())
-    return np.asarray(trust), np.asarray(liberal)

@@ -1,7 +1,7 @@
 """Per-fold summaries of cross-validation residuals, for equal or unequal fold sizes.
 
 K-fold CV on n points that K does not divide has folds of sizes floor(n/K) and ceil(n/K)
-(scikit-learn's ``KFold`` rule, and :class:`simstudy.schemes.KFold`). The estimators built on
+(scikit-learn's ``KFold`` rule, and :class:`simstudy.cv.splits.KFold`). The estimators built on
 fold means and within-fold variances (:mod:`.variance`, :func:`~simstudy.inference.cv_clt_sigma`)
 take them from here.
 """

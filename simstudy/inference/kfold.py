@@ -11,8 +11,8 @@ import numpy as np
 
 from simstudy.inference.distributions import t_ppf
 from simstudy.inference.folds import check_folds, fold_summary
-from simstudy.inference.pivot import ROUNDING, check_alternative, pivot_test, scalar
-from simstudy.inference.results import TestResult
+from simstudy.inference.pivot import ROUNDING, check_alternative, pivot_test
+from simstudy.inference.results import TestResult, scalar
 
 __all__ = ["CVCLTSigma", "cv_clt_sigma", "cv_clt_test", "cv_t_test", "holdout_test", "rho_alpha", "zero_spread"]
 
@@ -25,6 +25,9 @@ def _fold_means_iv(fold_means) -> np.ndarray:
         raise ValueError(
             f"fold_means must have K >= 2 entries along its last axis; got shape {fm.shape}."
         )
+    infinite = np.isinf(fm)
+    if infinite.any():  # an infinite fold mean defines no test: NaN results there, never a confident number
+        fm = np.where(infinite.any(axis=-1, keepdims=True), np.nan, fm)
     return fm
 
 

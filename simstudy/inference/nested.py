@@ -33,10 +33,10 @@ one point) they are unchanged. The authors' package assumes equal folds (``neste
 never tests the last n mod K rows, in data order, but trains on them in every fit); the
 package method here uses every row, with its n_sub = floor(n (K-1)/K) as in ``nested_cv``.
 Losses of unequal folds are passed NaN-padded to the largest fold size (see
-:func:`simstudy.schemes.nested_cv_losses`).
+:func:`simstudy.cv.loop.nested_cv_losses`).
 
 Interval edges: an error rate lies in [0, 1]; with ``bounds=(0, 1)`` (from the loss, see
-:attr:`simstudy.losses.Loss.bounds`) the interval is clipped to the bounds and ``clipped``
+:attr:`simstudy.cv.losses.Loss.bounds`) the interval is clipped to the bounds and ``clipped``
 says so. By default nothing is clipped.
 """
 from __future__ import annotations
@@ -47,8 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from simstudy.inference.distributions import norm_ppf
-from simstudy.inference.pivot import check_bounds, check_level, clip_interval, make_interval
-from simstudy.inference.results import ConfidenceInterval
+from simstudy.inference.pivot import check_bounds
+from simstudy.inference.results import ConfidenceInterval, check_level, clip_interval, make_interval
 
 __all__ = ["NESTED_CV_METHODS", "NestedCVResult", "bias_factor", "nested_cv_interval"]
 
@@ -231,7 +231,7 @@ def nested_cv_interval(pair_losses, outer_losses, confidence_level: float = 0.95
     ----------
     pair_losses : array_like, shape (R, K, K, m)
         ``pair_losses[r, k, j]``: losses on fold j of the model trained without folds k and j
-        (diagonal ignored); see :func:`simstudy.schemes.nested_cv_losses`. Folds smaller than
+        (diagonal ignored); see :func:`simstudy.cv.loop.nested_cv_losses`. Folds smaller than
         the largest (m) are padded with NaN.
     outer_losses : array_like, shape (R, K, m)
         ``outer_losses[r, k]``: losses on fold k of the model trained without fold k (NaN

@@ -15,8 +15,8 @@ from functools import partial
 
 import numpy as np
 
-from simstudy.inference.distributions import norm_cdf, norm_ppf, norm_sf, t_cdf, t_ppf, t_sf
-from simstudy.inference.results import ConfidenceInterval, TestResult
+from simstudy.inference.distributions import norm_cdf, norm_sf, t_cdf, t_sf
+from simstudy.inference.results import TestResult, scalar
 
 __all__ = ["ALTERNATIVES", "z_test", "t_test"]
 
@@ -29,11 +29,6 @@ ROUNDING = 64 * np.finfo(float).eps
 def check_alternative(alternative: str) -> None:
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}; got {alternative!r}.")
-
-
-def check_level(confidence_level: float) -> None:
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must lie in (0, 1), e.g. 0.95; got {confidence_level!r}.")
 
 
 def check_bounds(bounds, mu0=None) -> tuple[float, float] | None:
@@ -52,23 +47,12 @@ def check_bounds(bounds, mu0=None) -> tuple[float, float] | None:
     return low, high
 
 
-def scalar(x):
-    """A float for a 0-d value, the array otherwise."""
-    return float(x) if np.ndim(x) == 0 else x
-
-
 def pvalue(statistic, df: float, alternative: str):
     """P-value of a statistic under Student's t with ``df`` degrees of freedom (normal if infinite)."""
     cdf, sf = (norm_cdf, norm_sf) if np.isinf(df) else (partial(t_cdf, df=df), partial(t_sf, df=df))
     if alternative == "two-sided":
         return np.minimum(2.0 * sf(np.abs(statistic)), 1.0)
     return cdf(statistic) if alternative == "less" else sf(statistic)
-
-
-def quantile(confidence_level: float, df: float, alternative: str) -> float:
-    """The reference quantile of a level-``confidence_level`` interval (two-sided: 1/2 + level/2)."""
-    q = 0.5 + confidence_level / 2 if alternative == "two-sided" else confidence_level
-    return float(norm_ppf(q) if np.isinf(df) else t_ppf(q, df))
 
 
 def pivot_statistic(estimate, se, mu0, tolerance=0.0):
@@ -97,44 +81,6 @@ def pivot_test(estimate, se, df: float, mu0=0.0, alternative: str = "two-sided",
     p = pvalue(stat, df, alternative)
     return TestResult(scalar(stat), scalar(p), float(df), alternative, scalar(estimate), scalar(se), scalar(mu0),
                       method, bounds, scalar(np.asarray(tolerance, dtype=float)))
-
-
-def clip_interval(low, high, bounds):
-    """Clip ``[low, high]`` to ``bounds``: (low, high, clipped), clipped where a finite end moved."""
-    if bounds is None:
-        return low, high, np.zeros(np.shape(low), dtype=bool) if np.ndim(low) else False
-    b_low, b_high = bounds
-    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
-    # an infinite end (one-sided interval) becomes the bound without counting as clipped
-    clipped = (np.isfinite(low) & (low < b_low)) | (np.isfinite(high) & (high > b_high))
-    low, high = np.clip(low, b_low, b_high), np.clip(high, b_low, b_high)
-    return scalar(low), scalar(high), (bool(clipped) if clipped.ndim == 0 else clipped)
-
-
-def make_interval(estimate, low, high, confidence_level, method, se, alternative, bounds) -> ConfidenceInterval:
-    low, high, clipped = clip_interval(low, high, bounds)
-    return ConfidenceInterval(scalar(np.asarray(estimate, dtype=float)), scalar(np.asarray(low, dtype=float)),
-                              scalar(np.asarray(high, dtype=float)), confidence_level, method,
-                              scalar(np.asarray(se, dtype=float)), alternative, bounds, clipped)
-
-
-def pivot_interval(result: TestResult, confidence_level: float = 0.95) -> ConfidenceInterval:
-    """estimate -+ q se: the set of mu0 that the test of ``result`` does not reject.
-
-    With se = 0 the interval is estimate -+ the result's ``tolerance`` (a point when it is 0).
-    """
-    check_level(confidence_level)
-    estimate = np.asarray(result.estimate, dtype=float)
-    se = np.asarray(result.se, dtype=float)
-    q = quantile(confidence_level, result.df, result.alternative)
-    half = np.where(se > 0, q * se, np.asarray(result.tolerance, dtype=float))
-    low, high = estimate - half, estimate + half
-    if result.alternative == "less":
-        low = np.full_like(high, -np.inf)
-    elif result.alternative == "greater":
-        high = np.full_like(low, np.inf)
-    return make_interval(estimate, low, high, confidence_level, result.method, se, result.alternative,
-                         result.bounds)
 
 
 def z_test(estimate, se, mu0=0.0, alternative: str = "two-sided", bounds=None, method: str = "z") -> TestResult:

@@ -18,11 +18,10 @@ stats = LazyModule("scipy.stats")
 optimize = LazyModule("scipy.optimize")
 
 from simstudy.inference.distributions import norm_ppf
-from simstudy.inference.pivot import (
-    check_alternative, check_bounds, check_level, make_interval, pivot_interval, pivot_statistic,
-    pvalue, quantile, scalar,
+from simstudy.inference.pivot import check_alternative, check_bounds, pivot_statistic, pvalue
+from simstudy.inference.results import (
+    ConfidenceInterval, TestResult, check_level, make_interval, pivot_interval, quantile, scalar,
 )
-from simstudy.inference.results import ConfidenceInterval, TestResult
 
 __all__ = ["BINOMIAL_METHODS", "BinomialTestResult", "TwoProportionTestResult", "binomial_test", "mcnemar_test",
            "two_proportion_z_test", "wilson_bounds"]
@@ -44,7 +43,7 @@ def wilson_bounds(successes, trials, confidence_level: float = 0.95):
 
     (p + z^2/2N -+ z sqrt(p(1-p)/N + z^2/4N^2)) / (1 + z^2/N), z the 1/2 + level/2 normal
     quantile. The one Wilson implementation: :func:`binomial_test` (method ``"wilson"``) and
-    the Monte Carlo summaries of :mod:`simstudy.metrics` use it.
+    the Monte Carlo summaries of :mod:`simstudy.studies.metrics` use it.
     """
     k, n = _counts(successes, trials)
     check_level(confidence_level)
@@ -220,6 +219,8 @@ def mcnemar_test(b: int, c: int, exact: bool = True, mu0=0.5, alternative: str =
     -----
     b + c = 0 gives no information: p-value 1, estimate NaN, interval [0, 1].
     """
+    if not all(isinstance(v, (int, np.integer)) or (np.ndim(v) == 0 and float(v) == np.round(float(v))) for v in (b, c)):
+        raise ValueError(f"counts b and c must be whole numbers (counts of test points); got b={b!r}, c={c!r}.")
     b, c = int(b), int(c)
     if b < 0 or c < 0:
         raise ValueError(f"counts must be non-negative; got b={b}, c={c}.")

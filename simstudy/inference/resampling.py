@@ -13,8 +13,8 @@ from simstudy.lazy import LazyModule
 
 stats = LazyModule("scipy.stats")
 
-from simstudy.inference.pivot import pivot_test, scalar
-from simstudy.inference.results import TestResult
+from simstudy.inference.pivot import pivot_test
+from simstudy.inference.results import TestResult, scalar
 
 __all__ = ["CORRECTIONS", "FTestResult", "five_by_two_f_test", "five_by_two_t_test", "repeated_kfold_t_test",
            "resampled_t_test", "resampled_variance_factor"]

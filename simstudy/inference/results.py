@@ -6,6 +6,10 @@ a method :meth:`TestResult.confidence_interval` giving the interval that matches
 ``mu0`` lies in the level-(1 - alpha) interval exactly when the test of H0: mu = mu0 does not
 reject at level alpha (reject when ``pvalue < alpha``), with one-sided bounds for one-sided
 alternatives, as ``scipy.stats.ttest_1samp(...).confidence_interval()`` does.
+
+The interval math lives here, beside the result classes it builds: :func:`pivot_interval` (the
+interval of a pivot test), :func:`make_interval` and :func:`clip_interval` (an interval clipped to
+the range of the estimated quantity), :func:`quantile` (the reference quantile of a level).
 """
 from __future__ import annotations
 
@@ -13,7 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ConfidenceInterval", "QuadraticForms", "TestResult", "VarianceEstimates"]
+from simstudy.inference.distributions import norm_ppf, t_ppf
+
+__all__ = ["ConfidenceInterval", "QuadraticForms", "TestResult", "VarianceEstimates", "check_level", "clip_interval",
+           "make_interval", "pivot_interval", "quantile", "scalar"]
 
 
 @dataclass(frozen=True)
@@ -137,6 +144,58 @@ class TestResult:
         Two-sided: q = quantile(1/2 + level/2) on both sides. ``"less"``: (-inf, estimate + q se]
         with q = quantile(level); ``"greater"``: [estimate - q se, inf). Clipped to ``bounds``.
         """
-        from simstudy.inference.pivot import pivot_interval
-
         return pivot_interval(self, confidence_level)
+
+
+def check_level(confidence_level: float) -> None:
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must lie in (0, 1), e.g. 0.95; got {confidence_level!r}.")
+
+
+def scalar(x):
+    """A float for a 0-d value, the array otherwise."""
+    return float(x) if np.ndim(x) == 0 else x
+
+
+def quantile(confidence_level: float, df: float, alternative: str) -> float:
+    """The reference quantile of a level-``confidence_level`` interval (two-sided: 1/2 + level/2)."""
+    q = 0.5 + confidence_level / 2 if alternative == "two-sided" else confidence_level
+    return float(norm_ppf(q) if np.isinf(df) else t_ppf(q, df))
+
+
+def clip_interval(low, high, bounds):
+    """Clip ``[low, high]`` to ``bounds``: (low, high, clipped), clipped where a finite end moved."""
+    if bounds is None:
+        return low, high, np.zeros(np.shape(low), dtype=bool) if np.ndim(low) else False
+    b_low, b_high = bounds
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    # an infinite end (one-sided interval) becomes the bound without counting as clipped
+    clipped = (np.isfinite(low) & (low < b_low)) | (np.isfinite(high) & (high > b_high))
+    low, high = np.clip(low, b_low, b_high), np.clip(high, b_low, b_high)
+    return scalar(low), scalar(high), (bool(clipped) if clipped.ndim == 0 else clipped)
+
+
+def make_interval(estimate, low, high, confidence_level, method, se, alternative, bounds) -> ConfidenceInterval:
+    low, high, clipped = clip_interval(low, high, bounds)
+    return ConfidenceInterval(scalar(np.asarray(estimate, dtype=float)), scalar(np.asarray(low, dtype=float)),
+                              scalar(np.asarray(high, dtype=float)), confidence_level, method,
+                              scalar(np.asarray(se, dtype=float)), alternative, bounds, clipped)
+
+
+def pivot_interval(result: TestResult, confidence_level: float = 0.95) -> ConfidenceInterval:
+    """estimate -+ q se: the set of mu0 that the test of ``result`` does not reject.
+
+    With se = 0 the interval is estimate -+ the result's ``tolerance`` (a point when it is 0).
+    """
+    check_level(confidence_level)
+    estimate = np.asarray(result.estimate, dtype=float)
+    se = np.asarray(result.se, dtype=float)
+    q = quantile(confidence_level, result.df, result.alternative)
+    half = np.where(se > 0, q * se, np.asarray(result.tolerance, dtype=float))
+    low, high = estimate - half, estimate + half
+    if result.alternative == "less":
+        low = np.full_like(high, -np.inf)
+    elif result.alternative == "greater":
+        high = np.full_like(low, np.inf)
+    return make_interval(estimate, low, high, confidence_level, result.method, se, result.alternative,
+                         result.bounds)

@@ -2,8 +2,8 @@
 
 Checking a learner config's estimator (its class and parameters) means building it with
 scikit-learn, and a bad field is refused before any worker starts, so the check sits on every
-run's critical path. Importing scikit-learn costs 1.2-2.4 s on the 2-core machine of
-``results/benchmarks`` (it imports ``scipy.stats``). The answer depends only on the class path,
+run's critical path, and importing scikit-learn (which imports ``scipy.stats``) is one of the
+slowest imports of a run. The answer depends only on the class path,
 the parameters given and the installed scikit-learn, so the first run that checks a spec stores
 the estimator's full ``get_params(deep=False)`` in a small JSON file named by a hash of those
 three; a later run with the same spec reads it back instead. The numba CART needs nothing but
@@ -19,7 +19,7 @@ What is stored, and what is not:
   integer keys, an object) is simply checked every time;
 - a file that cannot be read back (truncated, edited) counts as absent and is rewritten.
 
-The files live in the ``estimators`` folder of simstudy's cache (:func:`simstudy.cache.cache_root`:
+The files live in the ``estimators`` folder of simstudy's cache (:func:`simstudy.learners.cache.cache_root`:
 ``$SIMSTUDY_CACHE``, else ``~/.cache/simstudy``). Deleting the folder is always safe. When it cannot be written, nothing is stored and every run checks with
 scikit-learn, as before.
 """
@@ -44,7 +44,7 @@ FORMAT = 1
 
 def cache_directory() -> Path:
     """Where accepted estimator specs are stored (see the module docstring)."""
-    from simstudy.cache import cache_root
+    from simstudy.learners.cache import cache_root
 
     return cache_root() / "estimators"
 

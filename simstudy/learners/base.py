@@ -7,8 +7,8 @@ sample's rows ``rows`` (positions 0..n-1; repeats allowed) and ``predict(state, 
 predicts those rows. Every split design (K-fold, 5x2, train/validation, nested CV, the full
 sample) is a sequence of ``fit``/``predict`` calls on row subsets of the same state.
 
-Optional fast paths, found by :func:`capabilities` and used behind :mod:`simstudy.crossval`
-and :mod:`simstudy.truth` (the results are the same as through the required methods):
+Optional fast paths, found by :func:`capabilities` and used behind :mod:`simstudy.cv.loop`
+and :mod:`simstudy.populations.truth` (the results are the same as through the required methods):
 
 - ``cross_validate(state, labels, K, rng, keep_models) -> Folds``: K-fold CV in one call;
 - ``split_predictions(state, trains, tests, rng) -> list``: one fit per train/test split
@@ -30,8 +30,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from simstudy.errors import ConfigError
+
 __all__ = ["Learner", "Folds", "BatchFolds", "REQUIRED_METHODS", "OPTIONAL_METHODS", "check_learner",
-           "capabilities", "learners_context"]
+           "capabilities", "check_learner_loss", "finite_population_data", "learners_context"]
 
 REQUIRED_METHODS = ("start", "fit", "predict")
 OPTIONAL_METHODS = ("cross_validate", "split_predictions", "cross_validate_batch", "population_errors",
@@ -76,7 +78,7 @@ class Folds:
 @dataclass(frozen=True)
 class BatchFolds:
     """K-fold CV of R samples at once: ``predictions`` (R, n) and the fitted ``models`` (the
-    learner's own batch object, e.g. :class:`simstudy.learners.linear.LinearRuleBatch`)."""
+    learner's own batch object, e.g. :class:`simstudy.learners.linear.batched.LinearRuleBatch`)."""
 
     predictions: np.ndarray
     models: Any = None
@@ -87,9 +89,38 @@ def check_learner(learner: Any, field_name: str = "learner") -> None:
     missing = [m for m in REQUIRED_METHODS if not callable(getattr(learner, m, None))]
     if missing or not isinstance(getattr(learner, "name", None), str):
         what = ", ".join(missing + ([] if isinstance(getattr(learner, "name", None), str) else ["name (a str)"]))
-        raise ValueError(f"{field_name}: {type(learner).__name__} is not a simstudy learner: it lacks {what}. A "
+        raise ConfigError(f"{field_name}: {type(learner).__name__} is not a simstudy learner: it lacks {what}. A "
                          "learner defines name, start(sample), fit(state, rows, rng) and predict(state, model, rows) "
                          "(see simstudy.learners.base); or pass a scikit-learn estimator instead.")
+
+
+def check_learner_loss(learner: Any, loss: Any, field_name: str = "learner") -> None:
+    """Refuse a learner that gives no class probabilities when the loss needs them (log_loss, brier).
+
+    ``loss`` is a :class:`simstudy.cv.losses.Loss` or None (no loss named yet).
+
+    A scikit-learn learner qualifies when its estimator has ``predict_proba`` (RidgeClassifier,
+    LinearSVC and regressors do not); a learner object when it has ``predict_proba``.
+    """
+    if loss is None or not loss.needs_proba:
+        return
+    template = getattr(learner, "template", None)
+    has_proba = hasattr(template, "predict_proba") if template is not None else \
+        callable(getattr(learner, "predict_proba", None))
+    if not has_proba:
+        what = type(template).__name__ if template is not None else type(learner).__name__
+        raise ConfigError(f"{field_name}={getattr(learner, 'name', what)!r} gives no class probabilities ({what} has "
+                          f"no predict_proba), which study.loss={loss.name!r} needs: use study.loss=zero_one, or a "
+                          "learner with probabilities (logistic_regression, lda, tree, knn, random_forest, "
+                          "gradient_boosting).")
+
+
+def finite_population_data(population: Any, dtype=np.float64) -> tuple[np.ndarray, np.ndarray] | None:
+    """The whole data set ``(X, y)`` of a population that declares itself finite (its
+    ``finite_data`` method, :meth:`simstudy.populations.base.Population.finite_data`), else None:
+    what population-specific kernels (the population k-NN, exact tree errors) may index."""
+    declared = getattr(type(population), "finite_data", None)
+    return population.finite_data(dtype) if callable(declared) else None
 
 
 def capabilities(learner: Any) -> set[str]:
@@ -105,3 +136,11 @@ def learners_context(learners) -> contextlib.AbstractContextManager:
         if callable(context):
             stack.enter_context(context())
     return stack
+
+
+@dataclass(frozen=True)
+class SampleArrays:
+    """A training sample prepared for scikit-learn: features in the learner's dtype, labels."""
+
+    X: np.ndarray
+    y: np.ndarray

@@ -29,8 +29,8 @@ class LearnerConfig:
     #: kernel; "sklearn": never.
     engine: str = "auto"
     #: The numba CART's tie rule between equally good features: "draw" (one uniform draw among
-    #: the tied features) or "shuffle" (a random feature order at every node, the rule of runs
-    #: made before it changed). The same tree distribution, other random streams.
+    #: the tied features) or "shuffle" (a random feature order at every node, scikit-learn's
+    #: scheme). The same tree distribution, other random streams.
     ties: str = "draw"
 
 
@@ -41,7 +41,10 @@ def _preset(name: str, target: str, **params: Any) -> LearnerConfig:
 TREE = _preset("tree", "sklearn.tree.DecisionTreeClassifier")
 RIDGE = _preset("ridge", "sklearn.linear_model.RidgeClassifier", alpha=1.0)
 LDA = _preset("lda", "sklearn.discriminant_analysis.LinearDiscriminantAnalysis", solver="lsqr")
-LOGISTIC_REGRESSION = _preset("logreg", "sklearn.linear_model.LogisticRegression", max_iter=1000)
+#: newton-cholesky: the compiled Newton kernel reproduces scikit-learn's fits with this solver
+#: (:mod:`simstudy.learners.logistic`); with lbfgs (scikit-learn's default) every fit is scikit-learn's.
+LOGISTIC_REGRESSION = _preset("logreg", "sklearn.linear_model.LogisticRegression", max_iter=1000,
+                              solver="newton-cholesky")
 KNN = _preset("knn", "sklearn.neighbors.KNeighborsClassifier", n_neighbors=5)
 RANDOM_FOREST = _preset("random_forest", "sklearn.ensemble.RandomForestClassifier", n_estimators=100, n_jobs=1)
 # regressors: ols and ridge_regressor by scikit-learn's own least squares (sklearn_linear.py; exact truth

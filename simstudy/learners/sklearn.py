@@ -13,8 +13,8 @@ Conventions (documented in the README):
   with ``check_input=False`` on float32 C-contiguous arrays, the trees' native dtype; the
   caller also disables parameter validation per fit after it was done once at build time.
   For ``LinearRegression`` and ``Ridge`` (Cholesky), the fit is scikit-learn's own computation
-  without the estimator around it (:mod:`simstudy.learners.sklearn_linear`: the same
-  coefficients bit for bit; 12-18 ms -> 3-4 ms per replicate of the Gaussian linear Table 2).
+  without the estimator around it (:mod:`simstudy.learners.linear.exact`: the same
+  coefficients bit for bit, without the estimator's per-fit overhead).
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simstudy.learners.sklearn_linear import linear_fast_path
+from simstudy.learners.base import SampleArrays
+from simstudy.learners.linear.exact import linear_fast_path
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: workers of other learners skip it
     from sklearn.base import BaseEstimator
@@ -40,14 +41,6 @@ class ConstantClassifier:
 
     def predict(self, X):
         return np.full(X.shape[0], self.label)
-
-
-@dataclass(frozen=True)
-class SampleArrays:
-    """A training sample prepared for scikit-learn: features in the learner's dtype, labels."""
-
-    X: np.ndarray
-    y: np.ndarray
 
 
 class SklearnLearner:

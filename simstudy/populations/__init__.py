@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from simstudy.errors import ConfigError, DataUnavailableError
 from simstudy.populations.base import Population, ResidualPopulation, Sample
-from simstudy.populations.configs import MISSING_POLICIES
+from simstudy.populations.configs import MISSING_POLICIES, LabelNoiseFields
 from simstudy.populations.mechanism_builders import MECHANISM_KINDS
 
 __all__ = ["DataUnavailableError", "GaussianFoldsPopulation", "LogisticPopulation", "Population",
@@ -24,9 +24,11 @@ __all__ = ["DataUnavailableError", "GaussianFoldsPopulation", "LogisticPopulatio
 #: command checks population configs before its workers start, and these modules import numba
 #: and pandas (about a second), which the checks do not need.
 _LAZY = {name: "simstudy.populations.synthetic" for name in ("GaussianFoldsPopulation", "LogisticPopulation")}
-_LAZY.update({name: "simstudy.populations.tabular" for name in (
-    "MISSING_MARKERS", "TabularData", "TabularPopulation", "binarize", "data_fingerprint", "load_covtype",
-    "load_openml", "load_table_file")})
+_LAZY.update({"MISSING_MARKERS": "simstudy.populations.io.table", "TabularData": "simstudy.populations.io.table",
+              "binarize": "simstudy.populations.io.table", "TabularPopulation": "simstudy.populations.finite",
+              "data_fingerprint": "simstudy.populations.io.fingerprint",
+              "load_covtype": "simstudy.populations.io.openml", "load_openml": "simstudy.populations.io.openml",
+              "load_table_file": "simstudy.populations.io.text"})
 
 
 def __getattr__(name: str):
@@ -53,6 +55,11 @@ def check_population(population: Any, field_name: str = "population") -> None:
     task = getattr(population, "task", "classification")
     if task not in ("classification", "regression", "residuals"):
         raise ConfigError(f"{field_name}.task={task!r} is invalid: use 'classification', 'regression' or 'residuals'.")
+    params = population.seed_params()
+    if not isinstance(params, Mapping):
+        raise ConfigError(f"{field_name}.seed_params returned {params!r}, not a dict: return a dict of the parameters "
+                          "that define the distribution, e.g. {'kind': 'my_population', 'shift': 1.0} (they seed "
+                          "the random streams).")
 
 
 def validate_population_config(cfg: Mapping[str, Any]) -> None:
@@ -158,10 +165,14 @@ def build_population(spec: Any) -> Any:
         from simstudy.registry import POPULATIONS
 
         spec = POPULATIONS.preset(spec, "population", "a population object")
+    from simstudy.populations.in_memory import in_memory_population, is_in_memory
+
+    if is_in_memory(spec):
+        return in_memory_population(spec)
     if not isinstance(spec, Mapping) and not hasattr(spec, "items"):
         check_population(spec)
         return spec
-    cfg = expand_preset(spec)
+    cfg = typed_population_config(expand_preset(spec))
     if "_target_" in cfg:
         cfg["kind"] = "custom"
     validate_population_config(cfg)
@@ -179,23 +190,38 @@ def build_population(spec: Any) -> Any:
     return population
 
 
+#: Keys every population mapping may carry besides its kind's fields.
+COMMON_KEYS = ("kind", "name", "label_noise", "noise_truth")
+
+
 def _refuse_unknown_keys(cfg: Mapping[str, Any], kind: Any) -> None:
-    """A key that is not a field of the kind's config schema (a misspelling) is refused, as Hydra
-    refuses it on the command line."""
+    """A key that is not a field of the kind's config schema (a misspelling) or a value of the wrong
+    type is refused, as Hydra refuses it on the command line."""
+    typed_population_config(cfg, kind)
+
+
+def typed_population_config(cfg: Mapping[str, Any], kind: Any = None) -> dict[str, Any]:
+    """A population mapping checked against its kind's schema (unknown keys with the nearest valid
+    name, values of the wrong type), converted to the fields' types and completed with the schema's
+    defaults, as the command line composes it. Mappings of other kinds are returned as given."""
     import dataclasses
 
     from simstudy.registry import POPULATIONS
+    from simstudy.schema import typed_settings
 
-    if not isinstance(kind, str) or kind not in POPULATIONS:
-        return
+    kind = cfg.get("kind") if kind is None else kind
+    if not isinstance(kind, str) or kind not in POPULATIONS or "_target_" in cfg:
+        return dict(cfg)
     schema = POPULATIONS[kind].load_config()
     if not dataclasses.is_dataclass(schema):
-        return
-    fields = {f.name for f in dataclasses.fields(schema)}
-    unknown = sorted(str(k) for k in set(cfg) - fields - {"kind", "name", "label_noise", "noise_truth"})
-    if unknown:
-        raise ConfigError(f"population.{unknown[0]} is not a setting of population kind {kind!r}: its settings are "
-                          f"{', '.join(sorted(fields - {'kind'}))}.")
+        return dict(cfg)
+    values = typed_settings(schema, cfg, "population", f"population kind {kind!r}", extra=COMMON_KEYS)
+    noise = {k: values[k] for k in ("label_noise", "noise_truth") if k in values}
+    values.update(typed_settings(LabelNoiseFields, noise, "population", "label noise"))
+    # the kind's schema defaults, not a preset's values (a preset is chosen by name, see expand_preset)
+    blank = type(schema)() if not isinstance(schema, type) else schema()
+    defaults = {f.name: getattr(blank, f.name) for f in dataclasses.fields(blank) if f.name not in values}
+    return {**{k: v for k, v in defaults.items() if v != "???"}, **values}
 
 
 def _validate_noise(cfg: Mapping[str, Any]) -> None:

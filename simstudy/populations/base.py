@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Population", "Sample"]
+__all__ = ["Population", "Sample", "finite_data"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,21 @@ class Population(ABC):
         """A JSON-serialisable description for the run manifest."""
         return {"name": self.name, **self.seed_params()}
 
+    def finite_data(self, dtype=np.float64) -> tuple[np.ndarray, np.ndarray] | None:
+        """The whole data set ``(X, y)`` of a finite population, else None (the default).
+
+        A population that returns its data here declares that it *is* that data set, sampled
+        uniformly: learners may then index its rows (the population k-NN) and compute exact
+        risks over them (the tree's row bitsets). Nothing else (an attribute named ``X``, say)
+        makes a population finite.
+
+        Parameters
+        ----------
+        dtype : numpy dtype
+            The dtype of the features returned (float32 for the tree kernels).
+        """
+        return None
+
     @property
     def has_exact_error(self) -> bool:
         """Whether :meth:`exact_error` is available for any fitted classifier."""
@@ -94,3 +109,13 @@ class ResidualPopulation(Population):
     @property
     def has_exact_error(self) -> bool:
         return True
+
+
+def finite_data(population: Any, dtype=np.float64) -> tuple[np.ndarray, np.ndarray] | None:
+    """``population.finite_data(dtype)`` when the population declares that capability, else None.
+
+    A population object need not derive from :class:`Population`; one that defines no
+    ``finite_data`` method is not finite, whatever other attributes it has.
+    """
+    declared = getattr(type(population), "finite_data", None)
+    return population.finite_data(dtype) if callable(declared) else None

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from simstudy.errors import ConfigError
+from simstudy.populations.finite import TabularPopulation, build_tabular_population
 from simstudy.populations.regression import Friedman1Population, GaussianLinearPopulation
-from simstudy.populations.tabular import TabularPopulation, build_tabular_population
 
 __all__ = ["logistic", "gaussian_folds", "tabular", "custom", "gaussian_linear", "friedman1"]
 

@@ -3,7 +3,7 @@
 For a model g and a loss L the true risk is E L(y, g(x)) = E_x m(x) with the conditional risk
 m(x) = E[L(y, g(x)) | x]. When the population knows the law of y given x, m(x) is computed
 exactly at each point of a large fixed sample x_1..x_N of the features, and the truth is the mean
-of m(x_i), with standard error sd(m) / sqrt(N) (:class:`simstudy.truth.RiskValues`). Averaging
+of m(x_i), with standard error sd(m) / sqrt(N) (:class:`simstudy.populations.truth.RiskValues`). Averaging
 m(x) rather than L(y_i, g(x_i)) removes the label noise from the Monte Carlo error (a
 Rao-Blackwellisation): for the 0-1 loss, m(x) = P(y != g(x) | x).
 
@@ -55,7 +55,7 @@ class _ConditionalTruth(_SampledTruth):
     def exact_risks(self, learner: Any, models: Sequence[Any], loss: Any):
         """The closed form (an array), else the mean conditional risk with its Monte Carlo error
         (a RiskValues), else None (the mean loss over the evaluation sample and its labels)."""
-        from simstudy.truth import RiskValues
+        from simstudy.populations.truth import RiskValues
 
         exact = self.closed_form_risks(learner, models, loss)
         if exact is not None:

@@ -2,7 +2,7 @@
 
 Each schema is a dataclass whose fields are the population's settings; a preset is an
 instance of one (``letter`` is a ``tabular`` population with Letter's source and classes).
-:mod:`simstudy.registry` names them and :func:`simstudy.config.register_configs` stores them as
+:mod:`simstudy.registry` names them and :func:`simstudy.cli.hydra.register_configs` stores them as
 Hydra group options, so ``population=letter population.path=...`` is type-checked.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ The closed-form 0-1 risks of :mod:`simstudy.populations.gaussian_classes`,
 - scikit-learn's binary linear classifiers (``coef_`` of shape (1, p), ``intercept_``,
   ``classes_ == [0, 1]``): LogisticRegression, RidgeClassifier, LinearDiscriminantAnalysis,
   LinearSVC, SGDClassifier...;
-- the kernels' rules: :class:`simstudy.learners.logistic_learner.LogisticModel` (``w``, ``b``)
+- the kernels' rules: :class:`simstudy.learners.logistic.learner.LogisticModel` (``w``, ``b``)
   and a :class:`simstudy.learners.linear.LinearRuleBatch` of one rule;
 - :class:`simstudy.learners.sklearn.ConstantClassifier` (w = 0, b = +1 for class 1, -1 for 0).
 
@@ -29,10 +29,10 @@ _PROBES_PER_FEATURE = 4
 
 def _read_rule(model: Any, p: int) -> tuple[np.ndarray, float] | None:
     """(w, b) as the model stores them, or None (not a linear rule of p features)."""
-    from simstudy.learners.sklearn import ConstantClassifier
-
-    if isinstance(model, ConstantClassifier):
-        label = int(model.label)
+    # A model predicting one class everywhere is known by its ``label`` (learners.sklearn.ConstantClassifier;
+    # populations sit beside learners and import none of them). The probe check confirms the read.
+    label = getattr(model, "label", None)
+    if label is not None and not hasattr(model, "coef_") and np.ndim(label) == 0:
         return (np.zeros(p), 1.0 if label == 1 else -1.0) if label in (0, 1) else None
     if hasattr(model, "coef_") and hasattr(model, "classes_"):
         classes = np.asarray(model.classes_)

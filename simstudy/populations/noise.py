@@ -28,6 +28,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from simstudy.populations.base import Population, Sample
+from simstudy.populations.io.fingerprint import population_fingerprint
+from simstudy.populations.truth import RiskValues, true_risks
 
 __all__ = ["LabelNoisePopulation", "NOISE_TRUTHS"]
 
@@ -76,9 +78,7 @@ class LabelNoisePopulation(Population):
     @property
     def fingerprint(self) -> str | None:
         """The base population's data fingerprint (part of a run's identity, as without noise)."""
-        from simstudy.engine import data_fingerprint
-
-        return data_fingerprint(self.base)
+        return population_fingerprint(self.base)
 
     # -- sampling
     def stream_params(self) -> dict[str, Any]:
@@ -131,8 +131,6 @@ class LabelNoisePopulation(Population):
         """Clean truth: the base population's truth (its fast paths included); noisy truth with
         the 0-1 loss and two classes: eta + (1 - 2 eta) x clean risk; otherwise None (the weighted
         evaluation set)."""
-        from simstudy.truth import RiskValues, true_risks
-
         if self.truth == "clean":
             return true_risks(learner, models, self.base, loss)
         if loss.name == "zero_one" and self.classes == 2:

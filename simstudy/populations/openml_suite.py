@@ -3,7 +3,7 @@
 An OpenML suite is a list of tasks; a task names a data set and its target column, and its type
 says classification (task type 1) or regression (2). :func:`suite_tasks` lists a suite's tasks
 from the OpenML REST API, :func:`load_suite_task` loads one through the tabular OpenML route
-(:func:`simstudy.populations.tabular.load_openml`, via the registered ``tabular`` builder) as a
+(:func:`simstudy.populations.io.openml.load_openml`, via the registered ``tabular`` builder) as a
 finite population, and :func:`load_suite` does both for every task. ``population=openml_task
 population.task_id=<id>`` does it from the command line.
 

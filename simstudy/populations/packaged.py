@@ -2,7 +2,7 @@
 
 Each data set is the whole population: training sets are drawn from its rows uniformly (with
 replacement by default, the protocol of Grandvalet & Bengio's Table 2), so the true risk of a
-fitted model is its mean loss over all rows, exactly (:class:`simstudy.populations.tabular.TabularPopulation`).
+fitted model is its mean loss over all rows, exactly (:class:`simstudy.populations.finite.TabularPopulation`).
 
 The classification sets are made binary as stated in :data:`DATASETS` (class 1 listed first);
 features are the shipped numeric columns (statsmodels' ``modechoice``: the travel mode one-hot).
@@ -120,7 +120,7 @@ def load_packaged(dataset: str) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]
 
 def build_packaged_population(cfg: Mapping[str, Any]):
     """The finite population of ``cfg["dataset"]`` (a :class:`TabularPopulation`)."""
-    from simstudy.populations.tabular import TabularPopulation
+    from simstudy.populations.finite import TabularPopulation
 
     dataset = cfg.get("dataset")
     X, y, _ = load_packaged(dataset)

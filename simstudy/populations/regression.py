@@ -6,7 +6,7 @@
   other learners (trees, k-NN) or losses use a large fixed evaluation sample.
 - :class:`Friedman1Population`: x ~ U[0, 1]^p, y = 10 sin(pi x1 x2) + 20 (x3 - 1/2)^2 + 10 x4 +
   5 x5 + sigma eps (Friedman 1991). Truth from a large fixed evaluation sample, with its Monte
-  Carlo standard error reported (:class:`simstudy.truth.RiskValues`).
+  Carlo standard error reported (:class:`simstudy.populations.truth.RiskValues`).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import numpy as np
 
 from simstudy.lazy import LazyModule
 from simstudy.populations.base import Population, Sample
+from simstudy.populations.truth import RiskValues
 from simstudy.rng import condition_key, condition_words
 
 special = LazyModule("scipy.special")
@@ -96,7 +97,7 @@ def _fixed_rng(params: dict[str, Any]) -> np.random.Generator:
 class _SampledTruth:
     """A large fixed sample of an infinite population as evaluation set (truth by Monte Carlo)."""
 
-    #: The mean loss over the evaluation set is a Monte Carlo estimate (see simstudy.truth).
+    #: The mean loss over the evaluation set is a Monte Carlo estimate (see simstudy.populations.truth).
     evaluation_is_sample = True
     evaluation_size: int
     _evaluation: tuple[np.ndarray, np.ndarray] | None = None
@@ -231,8 +232,6 @@ class Friedman1Population(_SampledTruth, Population):
         """Squared loss: sigma^2 + the sample mean of (f - g)^2, with its standard error; else None."""
         if loss.name != "squared":
             return None
-        from simstudy.truth import RiskValues
-
         X, _ = self.evaluation_set(getattr(learner, "dtype", np.float64))
         f = friedman1_mean(np.asarray(X, dtype=float))
         values, se = np.empty(len(models)), np.empty(len(models))

@@ -18,10 +18,8 @@ fit for a paper whatever the study:
 from __future__ import annotations
 
 import logging
-import os
-import struct
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 import matplotlib
 
@@ -30,10 +28,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator  # noqa: E402
+from simstudy.files import atomic_path  # noqa: E402
 
-__all__ = ["ERROR_BARS", "Z95", "style_axes", "save_figure", "save_figures", "start_saving_figures", "FigureSaving",
-           "draw_figure", "plt", "size_axis", "plain_log_axis", "rate_bars", "mean_bars", "paper_points", "finish",
-           "panel_grid", "series_style", "plain_number"]
+__all__ = ["ERROR_BARS", "Z95", "style_axes", "save_figure", "draw_figure", "plt", "size_axis", "plain_log_axis",
+           "rate_bars", "mean_bars", "paper_points", "finish", "in_order_of_x", "panel_grid", "series_style",
+           "plain_number"]
 
 log = logging.getLogger("simstudy")
 
@@ -90,28 +89,43 @@ def series_style(names: Sequence[str]) -> dict[str, dict]:
             for i, name in enumerate(dict.fromkeys(names))}
 
 
+def in_order_of_x(x, *ys) -> tuple[np.ndarray, ...]:
+    """``x`` and the ``ys`` as arrays, sorted by ``x`` when it is numeric (a line joins its points
+    in the order given: sizes run as ``[40, 20, 30]`` would be drawn zig-zag); categories keep
+    their order."""
+    x = np.asarray(x)
+    arrays = [np.asarray(y) for y in ys]
+    if x.ndim == 1 and np.issubdtype(x.dtype, np.number) and len(x) > 1:
+        order = np.argsort(x, kind="stable")
+        x, arrays = x[order], [a[order] if a.ndim == 1 and len(a) == len(order) else a for a in arrays]
+    return (x, *arrays)
+
+
 def rate_bars(ax, x, rate, low, high, scale: float = 100.0, **kwargs):
     """A rate with its 95% Wilson interval as asymmetric error bars (``scale`` 100: percent)."""
+    x, rate, low, high = in_order_of_x(x, rate, low, high)
     rate, low, high = (np.asarray(v, dtype=float) * scale for v in (rate, low, high))
     err = np.clip(np.vstack([rate - low, high - rate]), 0, None)
     kwargs.setdefault("capsize", 2)
     kwargs.setdefault("markersize", 4)
-    return ax.errorbar(np.asarray(x), rate, yerr=err, **kwargs)
+    return ax.errorbar(x, rate, yerr=err, **kwargs)
 
 
 def mean_bars(ax, x, mean, se, scale: float = 1.0, **kwargs):
     """A Monte Carlo mean with +-1.96 standard errors as error bars."""
+    x, mean, se = in_order_of_x(x, mean, se)
     mean = np.asarray(mean, dtype=float) * scale
     se = np.nan_to_num(np.asarray(se, dtype=float) * scale)
     kwargs.setdefault("capsize", 2)
     kwargs.setdefault("markersize", 4)
-    return ax.errorbar(np.asarray(x), mean, yerr=Z95 * se, **kwargs)
+    return ax.errorbar(x, mean, yerr=Z95 * se, **kwargs)
 
 
 def paper_points(ax, x, y, label: str = "paper", **kwargs):
     """Published values as open black squares joined by a thin dashed line."""
     style = {"color": "black", "marker": "s", "mfc": "none", "ls": "--", "lw": 0.8, "markersize": 6, **kwargs}
-    return ax.plot(np.asarray(x), np.asarray(y), label=label, **style)
+    x, y = in_order_of_x(x, y)
+    return ax.plot(x, y, label=label, **style)
 
 
 def panel_grid(rows: int, cols: int, width: float = 4.2, height: float = 3.3, sharey: bool | str = False):
@@ -193,7 +207,8 @@ def save_figure(fig, path: Path, dpi: int = 130) -> Path:
     """Save ``fig`` as a PNG (creating the folder) and close it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    with atomic_path(path) as tmp:  # format given: the temporary name has no .png
+        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
     plt.close(fig)
     return path
 
@@ -214,139 +229,3 @@ def draw_figure(figure) -> Figure:
     return drawn
 
 
-#: A figure's position in the order the study gave the figures, as it travels through a pipe.
-_INDEX = struct.Struct(">I")
-#: At most this many figures are shared out through pipes: the queue is written whole before any
-#: child reads it, and the children's reports are read only once they have exited, so both must
-#: fit in a pipe's buffer (4096 bytes, the smallest Linux gives, holds 1024 indices). A study with
-#: more figures saves them in this process.
-_MAX_SHARED = 1024
-
-
-def _claim(fd: int | None) -> int | None:
-    """The next unclaimed figure index from the work pipe, or None when none is left."""
-    data = os.read(fd, _INDEX.size) if fd is not None else b""
-    return _INDEX.unpack(data)[0] if data else None
-
-
-class FigureSaving:
-    """Figures being saved (:func:`start_saving_figures`); :meth:`wait` gives their paths."""
-
-    def __init__(self, figures: Mapping[str, Any], paths: dict[str, Path], children: list[int],
-                 todo: int | None = None, done: int | None = None):
-        self._figures, self.paths, self._children, self._todo, self._done = figures, paths, children, todo, done
-
-    def wait(self) -> dict[str, Path]:
-        """Save the figures no child has taken yet, in this process; wait for the children; save
-        here whatever a failed child left unsaved. Returns the PNG paths by name, in the order the
-        study gave the figures."""
-        names = list(self._figures)
-        saved = set()
-        try:
-            while (index := _claim(self._todo)) is not None:
-                self._save(names[index])
-                saved.add(index)
-        except BaseException:
-            self.cancel()
-            raise
-        by_children = self._join()
-        for index, name in enumerate(names):
-            if index in by_children:
-                if isinstance(self._figures[name], Figure):
-                    plt.close(self._figures[name])
-            elif index not in saved:  # no fork, or a child failed (a bug in a figure maker raises here)
-                self._save(name)
-        return self.paths
-
-    def cancel(self) -> None:
-        """Stop the children (SIGTERM), reap them and close the pipes; nothing more is saved (the
-        run failed or was interrupted while its figures were being drawn)."""
-        import signal
-
-        for pid in self._children:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:  # pragma: no cover - already gone
-                pass
-        self._join()
-
-    def _join(self) -> set[int]:
-        """Reap the children, close the pipes; the indices the children reported saved."""
-        for pid in self._children:
-            _, status = os.waitpid(pid, 0)
-            if status:
-                log.debug("a figure process ended with status %s; its unsaved figures are saved here", status)
-        reported = set()
-        if self._done is not None:
-            while data := os.read(self._done, 4096):
-                reported.update(i for (i,) in _INDEX.iter_unpack(data))
-        for fd in (self._todo, self._done):
-            if fd is not None:
-                os.close(fd)
-        self._children, self._todo, self._done = [], None, None
-        return reported
-
-    def _save(self, name: str) -> None:
-        save_figure(draw_figure(self._figures[name]), self.paths[name])
-
-
-def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSaving:
-    """Start saving every figure as ``folder/<name>.png`` (:func:`save_figure`); this process may
-    do other work until :meth:`FigureSaving.wait`, which saves what is left.
-
-    ``figures`` maps names to Figures or to figure makers (functions of no argument returning a
-    Figure; :meth:`simstudy.studies.base.Study.figures`), which are called in the process that
-    saves the figure. Drawing and rendering a PNG is single-threaded work that holds the GIL
-    (0.05-0.1 s a figure). Where this process may fork (:func:`simstudy.forkpool.safe_to_fork`:
-    Linux, one thread; the command line once its workers are released), forked children, one per
-    core up to one per figure, take the figures one at a time from a shared queue (a pipe of
-    indices), draw and save them, while this process goes on; :meth:`FigureSaving.wait` then takes
-    from the same queue what is left. The same bytes as saved in one process. A child that fails
-    leaves its figures to :meth:`FigureSaving.wait`, which saves them in this process; so does a
-    fork that fails.
-    """
-    from simstudy.forkpool import safe_to_fork
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {name: folder / f"{name}.png" for name in figures}
-    names = list(figures)
-    if not names or len(names) > _MAX_SHARED or not safe_to_fork():
-        return FigureSaving(figures, paths, [])
-    pipes: list[int] = []
-    try:
-        for _ in range(2):
-            pipes += os.pipe()
-    except OSError as exc:  # no file descriptor left: everything is saved here
-        log.debug("no pipe for the figure processes: %s", exc)
-        for fd in pipes:
-            os.close(fd)
-        return FigureSaving(figures, paths, [])
-    todo, queue, done, report = pipes
-    os.write(queue, b"".join(_INDEX.pack(i) for i in range(len(names))))
-    os.close(queue)  # read to its end, the queue is empty
-    saving = FigureSaving(figures, paths, [], todo, done)
-    for _ in range(min(len(names), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)):
-        try:
-            pid = os.fork()
-        except OSError as exc:  # no memory or process slot for another child: the others and wait() do its share
-            log.debug("could not fork a figure process: %s", exc)
-            break
-        if pid == 0:  # a child: figures from the queue, then out without flushing or tearing anything down
-            code = 1
-            try:
-                while (index := _claim(todo)) is not None:
-                    saving._save(names[index])
-                    os.write(report, _INDEX.pack(index))
-                code = 0
-            finally:
-                os._exit(code)
-        saving._children.append(pid)
-    os.close(report)
-    return saving
-
-
-def save_figures(figures: Mapping[str, Any], folder: Path) -> dict[str, Path]:
-    """Save every figure (or figure maker's figure) as ``folder/<name>.png``; returns the paths by
-    name (:func:`start_saving_figures`, then wait)."""
-    return start_saving_figures(figures, folder).wait()

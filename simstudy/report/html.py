@@ -15,7 +15,7 @@ import base64
 import html
 import json
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 import yaml
@@ -171,13 +171,16 @@ def run_report_html(result: Any, figure_files: Mapping[str, Path] | None = None,
     return _page(f"simstudy report: {study.name}", subtitle, sections)
 
 
-def sweep_report_html(sweep_dir: Path, studies: Mapping[str, Mapping[str, Any]]) -> str:
+def sweep_report_html(sweep_dir: Path, studies: Mapping[str, Mapping[str, Any]], left_out: Sequence[str] = ()) -> str:
     """The HTML report of a collected sweep.
 
     ``studies`` maps each study name to ``{"parameters", "runs" (list of (run dir, headline,
-    manifest)), "summary", "tests", "figures" (name -> PNG file)}``.
+    manifest)), "summary", "tests", "figures" (name -> PNG file), "notes"}``; ``left_out``: the
+    run directories not collected, with why.
     """
     sections = []
+    if left_out:
+        sections.append(("left-out", "Runs left out", [f"<p>{html.escape(item)}</p>" for item in left_out]))
     for name, part in studies.items():
         runs = part["runs"]
         overview = pd.DataFrame([{"run": str(Path(run).relative_to(sweep_dir)) if Path(run).is_relative_to(sweep_dir)
@@ -187,7 +190,9 @@ def sweep_report_html(sweep_dir: Path, studies: Mapping[str, Mapping[str, Any]])
                                   "wall time (s)": (manifest or {}).get("wall_time_s"),
                                   "git commit": ((manifest or {}).get("environment") or {}).get("git_commit")}
                                  for run, overrides, _, manifest in runs])
-        body = [f"<p>{len(runs)} runs; swept parameters: {html.escape(', '.join(part['parameters']) or 'none')}.</p>",
+        body = [f"<p>{len(runs)} runs; parameters (what varies between the runs): "
+                f"{html.escape(', '.join(part['parameters']) or 'none')}.</p>",
+                *[f"<p>{html.escape(note)}</p>" for note in part.get("notes", ())],
                 f'<p class="note">{html.escape(ERROR_BARS)}</p>', table_html(overview),
                 "<h3>Headline of each run</h3>"]
         body += [f"<h4>{html.escape(str(overrides) if overrides else str(run))}</h4>" + _pre(text)

@@ -12,6 +12,7 @@ from typing import Mapping
 import pandas as pd
 
 from simstudy.report.tables import format_value
+from simstudy.files import write_text_atomic
 
 __all__ = ["latex_escape", "frame_to_latex", "write_latex_tables"]
 
@@ -61,5 +62,4 @@ def write_latex_tables(tables: Mapping[str, pd.DataFrame], path: Path, prefix: s
     for i, (title, frame) in enumerate(tables.items(), 1):
         parts.append(frame_to_latex(frame, title, f"{prefix}:{i}"))
     path = Path(path)
-    path.write_text("\n".join(parts))
-    return path
+    return write_text_atomic(path, "\n".join(parts))

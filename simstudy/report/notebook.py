@@ -1,8 +1,9 @@
 """What a result shows in Jupyter: a small HTML report (``_repr_html_``).
 
-:func:`study_result_html` (a :class:`simstudy.results.StudyResult`), :func:`audit_result_html`
-(the audit's result) and :func:`cv_losses_html` (a CV of your own model) give the headline, the
-tables with their Monte Carlo errors and the figures inline as PNG data URIs. The fragment is
+:func:`study_result_html` (a :class:`simstudy.results.StudyResult`) and :func:`cv_losses_html` (a
+CV of your own model) give the headline, the tables with their Monte Carlo errors and the figures
+inline as PNG data URIs; the audit's result is drawn with the same pieces by
+:func:`simstudy.audit.report.audit_result_html`. The fragment is
 meant to stay small and quick: long tables are cut to their first rows (the result object holds
 them whole) and figures are drawn at screen resolution. Styles are scoped to one class, so the
 notebook's own look is untouched.
@@ -16,7 +17,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-__all__ = ["study_result_html", "audit_result_html", "cv_losses_html", "MAX_ROWS"]
+__all__ = ["study_result_html", "cv_losses_html", "table_section", "inline_png", "html_fragment", "MAX_ROWS"]
 
 #: Rows of a table shown in a notebook; the result object holds the rest.
 MAX_ROWS = 24
@@ -34,7 +35,8 @@ _STYLE = """<style>
 </style>"""
 
 
-def _table(frame: pd.DataFrame, title: str) -> list[str]:
+def table_section(frame: pd.DataFrame, title: str) -> list[str]:
+    """A titled HTML table of the first :data:`MAX_ROWS` rows, with a note when rows were cut."""
     from simstudy.report.html import table_html
 
     shown = frame.head(MAX_ROWS)
@@ -42,7 +44,7 @@ def _table(frame: pd.DataFrame, title: str) -> list[str]:
     return [f"<h4>{html.escape(title)}</h4>", table_html(shown), cut]
 
 
-def _png(figure: Any) -> str:
+def inline_png(figure: Any) -> str:
     """A matplotlib figure as an ``<img>`` with a PNG data URI (the figure is closed)."""
     from simstudy.report.figures import plt
 
@@ -53,7 +55,8 @@ def _png(figure: Any) -> str:
     return f'<img src="data:image/png;base64,{data}" alt="figure">'
 
 
-def _fragment(title: str, parts: Iterable[str]) -> str:
+def html_fragment(title: str, parts: Iterable[str]) -> str:
+    """The parts under one title, in the scoped style: what ``_repr_html_`` returns."""
     return f'{_STYLE}<div class="simstudy-result"><h3>{html.escape(title)}</h3>{"".join(parts)}</div>'
 
 
@@ -69,40 +72,19 @@ def study_result_html(result: Any, figures: bool = True) -> str:
     number with its Monte Carlo error) and, with ``figures``, the study's figures inline."""
     parts = [f"<pre>{html.escape(result.headline() or '(this study defines no headline)')}</pre>", _error_note()]
     for title, frame in result.report_tables().items():
-        parts += _table(frame, title)
+        parts += table_section(frame, title)
     if figures:
-        images = [_png(fig) for fig in result.figures().values()]
+        images = [inline_png(fig) for fig in result.figures().values()]
         if images:
             parts += ["<h4>Figures</h4>", "".join(images)]
     where = f" in {result.run_dir}" if result.run_dir else ""
     parts.append(f'<p class="note">Headline, tables and figures of a {result.study.name} run{html.escape(where)}; '
                  "res.summary, res.tests and res.records hold every column, res.html() the full report.</p>")
-    return _fragment(f"simstudy {result.study.name}: {result.study.description or ''}".rstrip(": "), parts)
-
-
-def audit_result_html(result: Any, figures: bool = True) -> str:
-    """The audit's result as an HTML fragment: the recommendation, the user's intervals, the
-    calibration table and the audit's figure."""
-    from simstudy.audit.report import _calibration_table, audit_figure
-
-    s, low_high = result.settings, result.interval
-    rec = result.recommendation
-    parts = [f"<p><b>Your CV estimate: {result.estimate:.4g}; recommended interval "
-             f"[{low_high[0]:.4g}, {low_high[1]:.4g}] ({html.escape(rec.procedure)}).</b></p>",
-             f"<p>{html.escape(rec.text).replace('**', '')}</p>",
-             "<p>" + "; ".join(f"rho at {html.escape(k)} = {v[0]}: {100 * v[1]:.1f}% (se {100 * v[2]:.1f})"
-                               for k, v in result.rho.items()) + "</p>"]
-    intervals = result.intervals.copy()
-    parts += _table(intervals, "Your intervals, every procedure")
-    parts += _table(_calibration_table(result), "How each procedure behaves in data like yours (size: Wilson 95%)")
-    if figures:
-        parts += ["<h4>Figure</h4>", _png(audit_figure(result))]
-    title = f"CV audit: {s.get('learner')} on {s.get('data')} ({result.n} rows, K = {result.K}, {s.get('loss')} loss)"
-    return _fragment(title, parts)
+    return html_fragment(f"simstudy {result.study.name}: {result.study.description or ''}".rstrip(": "), parts)
 
 
 def cv_losses_html(cv: Any) -> str:
-    """A CV of your own model (:class:`~simstudy.cvinference.result.CVLosses`) as an HTML fragment:
+    """A CV of your own model (:class:`~simstudy.evaluate.result.CVLosses`) as an HTML fragment:
     what was run, the estimate, and every interval of ``cv.infer()`` at its defaults."""
     sizes = cv.fold_sizes
     what = (f"{cv.rounds} round(s) of {cv.K}-fold CV" if cv.design == "kfold"
@@ -117,7 +99,7 @@ def cv_losses_html(cv: Any) -> str:
     else:
         columns = [c for c in ("procedure", "target", "estimate", "low", "high", "clipped", "pvalue")
                    if c in table and table[c].notna().any()]
-        parts += _table(table[columns], "Every interval (cv.infer())")
+        parts += table_section(table[columns], "Every interval (cv.infer())")
     kind = "comparison" if cv.kind == "comparison" else "model"
-    return _fragment(f"Cross-validation of {kind} {cv.name!r}", parts)
+    return html_fragment(f"Cross-validation of {kind} {cv.name!r}", parts)
 

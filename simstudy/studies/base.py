@@ -12,7 +12,7 @@ subclass of :class:`Study` that supplies
 - :meth:`Study.aggregate`: records -> tables; :meth:`Study.figures`,
   :meth:`Study.write_tables` and :meth:`Study.headline`: what a reader sees.
 
-The engine (:mod:`simstudy.engine`) owns everything else: validation order, seeds, chunks,
+The engine (:mod:`simstudy.engine.execution`) owns everything else: validation order, seeds, chunks,
 parallelism, failures, shards and resume, files and the manifest.
 
 Every config field has a role, which decides whether a changed value may reuse a run
@@ -34,7 +34,7 @@ from simstudy.errors import ConfigError, ReplicateFailed
 from simstudy.rng import condition_key
 from simstudy.studies.settings import StudyConfig, as_list, extent, fail, report, validate_level, validate_sizes
 
-__all__ = ["StudyConfig", "Study", "Phase", "Condition", "SizeCondition", "StudyTables", "extent", "report",
+__all__ = ["StudyConfig", "Study", "Phase", "describe_part", "Condition", "SizeCondition", "StudyTables", "extent", "report",
            "record_labels", "with_labels",
            "size_conditions", "map_replicates", "replicate_records", "check_learner_task", "fail", "validate_sizes", "validate_level", "as_list"]
 
@@ -161,9 +161,9 @@ class Study:
     #: Name of the main phase's records (``replicates.parquet``).
     main_phase: ClassVar[str] = "replicates"
     #: Modules the aggregation imports: the command loads them in the background while the workers
-    #: compute (:mod:`simstudy.report.prewarm`). scipy.stats by default; a study whose aggregation
+    #: compute (:mod:`simstudy.engine.backends.prewarm`). scipy.stats by default; a study whose aggregation
     #: needs only the t and normal distributions (:mod:`simstudy.inference.distributions`) names
-    #: scipy.special instead, about 0.5 s of CPU less. A module missing here is imported when used.
+    #: scipy.special instead, a much smaller import. A module missing here is imported when used.
     aggregation_imports: ClassVar[tuple[str, ...]] = ("scipy.stats",)
 
     def __init__(self, config: StudyConfig, population: Any = None, learner: Any = None, loss: Any = None):
@@ -181,6 +181,13 @@ class Study:
 
     def check(self) -> None:
         """Checks that need the built parts; raise :class:`ConfigError` (or ValueError)."""
+
+    @classmethod
+    def target_measures(cls) -> dict[str, Any]:
+        """The measures whose Monte Carlo error ``study.targets`` may bound, by name
+        (:class:`simstudy.studies.targets.TargetMeasure`); none by default. A study that declares
+        some has ``targets`` and ``min_replicates`` config fields."""
+        return {}
 
     def subjects(self) -> dict[str, Any]:
         """Subjects by name with the specification that determines their records (cv_clt:
@@ -231,12 +238,16 @@ class Study:
         swept parameter; Figures or figure makers, as :meth:`figures`."""
         return {}
 
-    @staticmethod
-    def warm_up() -> None:
-        """Run the study's compiled kernels once on tiny inputs (fresh worker processes)."""
-
 
 # ----------------------------------------------------------------------------- the failure policy
+def describe_part(part: Any) -> dict[str, Any]:
+    """A part's ``describe()`` when it has one (optional in the learner and population
+    protocols), else its name and class: what manifests and run identities record of it."""
+    describe = getattr(part, "describe", None)
+    return describe() if callable(describe) else {"name": getattr(part, "name", type(part).__name__),
+                                                  "type": f"{type(part).__module__}.{type(part).__qualname__}"}
+
+
 def map_replicates(compute: Callable[[int], Any], replicates: range, on_error: str, condition: Any,
                    study: str) -> tuple[list[Any], list[str]]:
     """Run ``compute(r)`` for every replicate; the one failure policy of every study.
@@ -301,3 +312,22 @@ def check_learner_task(learner: Any, population: Any, field_name: str = "learner
         raise ConfigError(f"{field_name}={getattr(learner, 'name', learner)!r} is a {learner_task} learner but "
                           f"population {getattr(population, 'name', population)!r} is a {task} problem: choose a "
                           f"{task} learner (a scikit-learn {'classifier' if task == 'classification' else 'regressor'}).")
+
+
+@dataclass(frozen=True, order=True)
+class Chunk:
+    """Replicates ``start <= r < stop`` of condition number ``condition``; with ``subjects``,
+    only those parts of each replicate's records (see :class:`simstudy.studies.base.Phase`)."""
+
+    condition: int
+    start: int
+    stop: int
+    subjects: tuple[str, ...] = ()
+
+    @property
+    def size(self) -> int:
+        return self.stop - self.start
+
+    @property
+    def name(self) -> str:
+        return f"c{self.condition:04d}_r{self.start:07d}-{self.stop:07d}"

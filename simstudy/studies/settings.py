@@ -16,7 +16,7 @@ import numpy as np
 
 from simstudy.errors import ConfigError
 
-__all__ = ["StudyConfig", "extent", "report", "fail", "as_list", "validate_sizes", "validate_level",
+__all__ = ["StudyConfig", "targets_of", "extent", "report", "fail", "as_list", "validate_sizes", "validate_level",
            "ROLE", "RECORD", "EXTENT", "REPORT"]
 
 ROLE = "role"
@@ -85,7 +85,24 @@ def _plain(value: Any) -> Any:
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, np.generic):
         return value.item()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     return value
+
+
+def targets_of(config: Any) -> dict[str, Any]:
+    """A config's Monte Carlo error targets as ``{measure: half-width}``, the unset ones left out.
+
+    ``config.targets`` is the study's targets dataclass (one optional field per measure: the
+    command line's ``study.targets.rho=0.01``) or a mapping (the Python API's
+    ``targets={"rho": 0.01}``); a config without the field has no targets.
+    """
+    value = _plain(getattr(config, "targets", None))
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        return {"": value}  # not a mapping: validate_targets names the field and the fix
+    return {k: v for k, v in value.items() if v is not None}
 
 
 def validate_sizes(sizes: Sequence[int], K: int, min_per_fold: int = 2, reason: str = "",

@@ -20,8 +20,8 @@ Example::
     proc.apply(SplitLosses(plan, losses), alpha=0.05)        # a TestOutcome with .interval
 """
 from simstudy.inference.procedures.designs import (
-    Bootstrap, Design, FiveByTwo, HoldOut, KFold, KFoldHalves, LeaveOneOut, NestedCV, PairedSubsampling,
-    RepeatedKFold, RepeatedSplits, SplitPlan, test_size,
+    BootstrapDesign, Design, FiveByTwoDesign, HoldOutDesign, KFoldDesign, KFoldHalvesDesign, LeaveOneOutDesign,
+    NestedCVDesign, PairedSubsamplingDesign, RepeatedKFoldDesign, RepeatedSplitsDesign, SplitPlan, test_size,
 )
 from simstudy.inference.procedures.losses import SplitLosses
 from simstudy.inference.procedures.outcomes import IntervalOutcome, PosteriorOutcome, TestOutcome
@@ -29,7 +29,7 @@ from simstudy.inference.procedures.protocol import ESTIMANDS, KINDS, Procedure
 from simstudy.inference.procedures.bootstrap import no_information_error
 from simstudy.inference.procedures.registry import PROCEDURES
 
-__all__ = ["Bootstrap", "Design", "ESTIMANDS", "FiveByTwo", "HoldOut", "IntervalOutcome", "KFold", "KFoldHalves",
-           "KINDS", "LeaveOneOut", "NestedCV", "PROCEDURES", "PairedSubsampling", "PosteriorOutcome", "Procedure",
-           "RepeatedKFold", "RepeatedSplits", "SplitLosses", "SplitPlan", "TestOutcome", "no_information_error",
-           "test_size"]
+__all__ = ["BootstrapDesign", "Design", "ESTIMANDS", "FiveByTwoDesign", "HoldOutDesign", "IntervalOutcome",
+           "KFoldDesign", "KFoldHalvesDesign", "KINDS", "LeaveOneOutDesign", "NestedCVDesign", "PROCEDURES",
+           "PairedSubsamplingDesign", "PosteriorOutcome", "Procedure", "RepeatedKFoldDesign", "RepeatedSplitsDesign",
+           "SplitLosses", "SplitPlan", "TestOutcome", "no_information_error", "test_size"]

@@ -65,7 +65,7 @@ def kfold_t(proc, losses, alpha, mu0, alternative, rho=0.0):
 
 
 def _half_cvs(losses, K: int, n_sub: int) -> SubsampleCV:
-    """The half-sample K-fold CVs of a KFoldHalves plan as a :class:`SubsampleCV`."""
+    """The half-sample K-fold CVs of a KFoldHalvesDesign plan as a :class:`SubsampleCV`."""
     fm = losses.split_means(slice(K, None))                          # (..., 2 B K)
     fm = fm.reshape(fm.shape[:-1] + (-1, 2, K))
     mu = fm.mean(axis=-1)

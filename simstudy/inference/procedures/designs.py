@@ -12,7 +12,7 @@ pair fits of nested CV). A plan built elsewhere (another tool's splits) is accep
 :meth:`Design.validate` finds it follows that layout.
 
 Sizes. A test fraction f gives n_test = floor(f n + 1/2) points (at least 1); K folds of n
-points have sizes floor(n/K) and ceil(n/K) (:class:`simstudy.schemes.KFold`); halves of n have
+points have sizes floor(n/K) and ceil(n/K) (:class:`simstudy.cv.splits.KFold`); halves of n have
 floor(n/2) points (one point is left out when n is odd).
 """
 from __future__ import annotations
@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simstudy.cv.splits import FiveByTwo as _Halvings, KFold as _Folds
 from simstudy.errors import ConfigError
-from simstudy.schemes import KFold as _Folds
-from simstudy.schemes import five_by_two_splits
 
-__all__ = ["Bootstrap", "Design", "FiveByTwo", "HoldOut", "KFold", "KFoldHalves", "LeaveOneOut", "NestedCV",
-           "PairedSubsampling", "RepeatedKFold", "RepeatedSplits", "SplitPlan", "test_size"]
+__all__ = ["BootstrapDesign", "Design", "FiveByTwoDesign", "HoldOutDesign", "KFoldDesign", "KFoldHalvesDesign",
+           "LeaveOneOutDesign", "NestedCVDesign", "PairedSubsamplingDesign", "RepeatedKFoldDesign",
+           "RepeatedSplitsDesign", "SplitPlan", "test_size"]
 
 
 def test_size(n: int, test_fraction: float) -> int:
@@ -48,12 +48,12 @@ class SplitPlan:
     n : int
     train : ndarray of int, shape (S, n)
         ``train[s, i]``: how many times point i is in the training set of split s (0 or 1;
-        the bootstrap count for :class:`Bootstrap`).
+        the bootstrap count for :class:`BootstrapDesign`).
     test : ndarray of bool, shape (S, n)
         The points split s tests (never in its training set).
     evaluate : ndarray of bool, shape (S, n)
         Where the loss of split s's model is needed: its test points, and for
-        :class:`Bootstrap` every point (the in-sample losses give the apparent errors).
+        :class:`BootstrapDesign` every point (the in-sample losses give the apparent errors).
     """
 
     design: "Design"
@@ -103,7 +103,7 @@ def _fraction(value) -> float:
 
 
 def _random_tests(n: int, n_test: int, splits: int, rng: np.random.Generator) -> np.ndarray:
-    """``splits`` random test sets of ``n_test`` of n points, as in :func:`simstudy.schemes.train_validation_splits`
+    """``splits`` random test sets of ``n_test`` of n points, as in :class:`simstudy.cv.splits.RepeatedSplits`
     (one permutation per split, its first n_test points), for any number of splits."""
     test = np.zeros((splits, n), dtype=bool)
     for j in range(splits):
@@ -165,7 +165,7 @@ class Design:
 
 
 @dataclass(frozen=True)
-class HoldOut(Design):
+class HoldOutDesign(Design):
     """One split: train on n - n_test points, test on n_test = floor(f n + 1/2) (1 fit)."""
 
     test_fraction: float = 0.1
@@ -194,7 +194,7 @@ class HoldOut(Design):
 
 
 @dataclass(frozen=True)
-class KFold(Design):
+class KFoldDesign(Design):
     """K-fold CV: split k trains without fold k and tests it (K fits; splits in fold order)."""
 
     K: int = 10
@@ -218,7 +218,7 @@ class KFold(Design):
 
 
 @dataclass(frozen=True)
-class LeaveOneOut(Design):
+class LeaveOneOutDesign(Design):
     """Leave-one-out CV: split s tests one point and trains on the other n - 1 (n fits)."""
 
 
@@ -241,7 +241,7 @@ class LeaveOneOut(Design):
 
 
 @dataclass(frozen=True)
-class RepeatedKFold(Design):
+class RepeatedKFoldDesign(Design):
     """``repeats`` K-fold CVs with independent fold assignments (K r fits; repetition-major order)."""
 
     K: int = 10
@@ -270,7 +270,7 @@ class RepeatedKFold(Design):
 
 
 @dataclass(frozen=True)
-class RepeatedSplits(Design):
+class RepeatedSplitsDesign(Design):
     """J random train/validation splits, each testing n_test = floor(f n + 1/2) points (J fits)."""
 
     J: int = 15
@@ -300,7 +300,7 @@ class RepeatedSplits(Design):
 
 
 @dataclass(frozen=True)
-class FiveByTwo(Design):
+class FiveByTwoDesign(Design):
     """Dietterich's 5x2: five random halvings; split 2i trains on the first half of halving i
     (floor(n/2) points) and tests the second, split 2i + 1 the other way round (10 fits)."""
 
@@ -313,7 +313,7 @@ class FiveByTwo(Design):
             raise ConfigError(f"the 5x2 design needs n >= 4; got n={n}.")
 
     def plan(self, n, rng):
-        halves = five_by_two_splits(n, rng)
+        halves = _Halvings().halves(n, rng)
         test = np.stack([t for h in halves for t in (~h, h)])
         return _complement_plan(self, n, test)
 
@@ -326,7 +326,7 @@ class FiveByTwo(Design):
 
 
 @dataclass(frozen=True)
-class Bootstrap(Design):
+class BootstrapDesign(Design):
     """B bootstrap resamples and the apparent error (B + 1 fits).
 
     Split 0 trains on the whole sample (every count 1) and tests nothing: its in-sample losses
@@ -366,13 +366,13 @@ class Bootstrap(Design):
 
 
 @dataclass(frozen=True)
-class NestedCV(Design):
+class NestedCVDesign(Design):
     """Nested CV of Bates, Hastie & Tibshirani (2023), ``repetitions`` times.
 
     Per repetition (a fresh K-fold assignment): K outer splits (split k trains without fold k
     and tests it), then one split per pair of folds a < b (lexicographic), training without
     folds a and b and testing both: the inner CV of outer fold a uses it on fold b and vice
-    versa (:func:`simstudy.schemes.nested_cv_losses`). R (K + K (K-1)/2) fits; n >= 2K, K >= 3.
+    versa (:func:`simstudy.cv.loop.nested_cv_losses`). R (K + K (K-1)/2) fits; n >= 2K, K >= 3.
     """
 
     K: int = 5
@@ -438,7 +438,7 @@ def _check_halves(design, plan: SplitPlan, start: int, block: int, size: int, ch
 
 
 @dataclass(frozen=True)
-class PairedSubsampling(Design):
+class PairedSubsamplingDesign(Design):
     """Nadeau & Bengio's design of the conservative Z (J + 2 M J fits).
 
     Splits 0..J-1: J random train/validation splits of the whole sample (n_test = floor(f n +
@@ -496,7 +496,7 @@ class PairedSubsampling(Design):
 
 
 @dataclass(frozen=True)
-class KFoldHalves(Design):
+class KFoldHalvesDesign(Design):
     """K-fold CV of the sample plus K-fold CVs of both halves of ``splits`` random splits into
     disjoint halves (the data-driven rho_hat of :mod:`simstudy.inference.rho_hat`).
 

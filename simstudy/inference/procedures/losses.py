@@ -101,7 +101,7 @@ class SplitLosses:
         multiplicities N_i); needs the in-sample losses (``plan.evaluate`` on the training points)."""
         train = self.plan.train[rows]
         if np.any(~self.plan.evaluate[rows] & (train > 0)):
-            raise ValueError("the apparent errors need the in-sample losses of every split (the Bootstrap design "
+            raise ValueError("the apparent errors need the in-sample losses of every split (the bootstrap design "
                              "evaluates every point).")
         inside = np.where(train > 0, self.losses[..., rows, :], 0.0)
         return np.einsum("...sn,sn->...s", inside, train) / train.sum(axis=1)

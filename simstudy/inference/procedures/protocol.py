@@ -89,13 +89,13 @@ class Procedure:
         return self.design.fits(n)
 
     def with_design(self, design: Design) -> "Procedure":
-        """The same procedure with another design of its type (e.g. ``KFold(5)``)."""
+        """The same procedure with another design of its type (e.g. ``KFoldDesign(5)``)."""
         self._check_design(design)
         return replace(self, design=design)
 
     def _check_design(self, design) -> None:
         if type(design) is not type(self.design):
-            raise ConfigError(f"procedure {self.name!r} needs a {type(self.design).__name__} design (e.g. "
+            raise ConfigError(f"procedure {self.name!r} needs a {type(self.design).__name__} (e.g. "
                              f"{self.design!r}); got {design!r}.")
 
     def apply(self, losses: SplitLosses, alpha: float = 0.05, *, mu0: float = 0.0, alternative: str = "two-sided"):

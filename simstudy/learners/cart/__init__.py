@@ -37,7 +37,7 @@ Modules: ``criteria`` (what a node's class counts decide), ``ranking`` (features
 sample), ``splits`` (per-feature split scans), ``pool`` (histogram pool), ``grow`` (the grow
 kernel, :func:`fit_cart`), ``crossval`` (:func:`cross_validate_cart`), ``tree`` (the fitted tree,
 prediction), ``bitsets`` (exact errors on a population), ``params`` (which scikit-learn settings
-are reproduced), ``adapter`` (:class:`CartLearner`, :func:`warm_up`).
+are reproduced), ``adapter`` (:class:`CartLearner`).
 
 numba's on-disk cache of a kernel is invalidated only by changes to the kernel's own file, not
 to helpers it inlines from other modules: after editing one of these modules, delete
@@ -49,9 +49,9 @@ import importlib
 
 #: Names re-exported from the modules that define them, imported on first use: the ``simstudy``
 #: command builds a :class:`CartLearner` before it forks its workers and never runs a kernel
-#: itself, so its main process need not import numba (about 0.3 s, while the workers warm up).
+#: itself, so its main process need not import numba.
 _LAZY = {
-    "CartLearner": "adapter", "warm_up": "adapter", "PopulationBitsets": "bitsets", "population_errors": "bitsets",
+    "CartLearner": "adapter", "PopulationBitsets": "bitsets", "population_errors": "bitsets",
     "CartFolds": "crossval", "cross_validate_cart": "crossval", "fit_cart": "grow",
     "supported_tree_params": "params", "RankedFeatures": "ranking", "CartTree": "tree", "predict_cart": "tree",
     # kernels the tests call directly
@@ -59,7 +59,7 @@ _LAZY = {
 }
 
 __all__ = ["CartFolds", "CartTree", "CartLearner", "PopulationBitsets", "RankedFeatures", "cross_validate_cart",
-           "fit_cart", "population_errors", "predict_cart", "supported_tree_params", "warm_up"]
+           "fit_cart", "population_errors", "predict_cart", "supported_tree_params"]
 
 
 def __getattr__(name: str):

@@ -1,4 +1,4 @@
-"""The numba CART as a simstudy learner, and the warm-up that loads its kernels.
+"""The numba CART as a simstudy learner.
 
 The kernels' modules (and numba with them) are imported when a method first needs them, not
 with this module: the ``simstudy`` command's main process builds the learner and checks it, and
@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simstudy.lazy import LazyModule
-from simstudy.learners import TIE_RULES
 from simstudy.learners.base import Folds
-from simstudy.learners.cart.params import supported_tree_params, supported_tree_settings
+from simstudy.learners.cart.params import TIE_RULES, supported_tree_params, supported_tree_settings
 
 if TYPE_CHECKING:
     from simstudy.learners.cart.ranking import RankedFeatures
@@ -37,7 +36,7 @@ class CartLearner:
         seeds the tie-breaking when set, otherwise each fit draws a seed from the replicate's
         generator.
     ties : {"draw", "shuffle"}
-        How ties between features are broken (:data:`simstudy.learners.TIE_RULES`):
+        How ties between features are broken (:data:`simstudy.learners.cart.params.TIE_RULES`):
         both choose uniformly among the tied features, as scikit-learn does; "shuffle" reproduces
         the random streams of simstudy before the change of default.
     """
@@ -79,8 +78,8 @@ class CartLearner:
         self.fast_path = True
 
     def describe(self) -> dict[str, Any]:
-        """What the run identity records; the former rule ("shuffle") is left unnamed, so that runs
-        made before the rule existed keep their identity (and can be resumed with it)."""
+        """What the run identity records; ``ties="shuffle"`` is not named in it, so that the run
+        identities written with that rule keep their hash (and those runs can be resumed)."""
         out = {"name": self.name, "estimator": "DecisionTreeClassifier", "engine": "simstudy numba CART",
                "params": dict(self.params)}
         if self.ties != "shuffle":
@@ -145,7 +144,8 @@ class CartLearner:
 
     def population_errors(self, models: list[CartTree], population) -> np.ndarray:
         """Exact error rates of fitted trees on a finite population, in one pass (row bitsets)."""
-        return _bitsets.population_errors(models, population.features(np.float32), population.y)
+        X, y = population.finite_data(np.float32)
+        return _bitsets.population_errors(models, X, y)
 
 
 @dataclass(frozen=True)
@@ -154,11 +154,3 @@ class CartState:
 
     ranked: RankedFeatures
     y: np.ndarray
-
-
-def warm_up() -> None:
-    """Run the kernels once on tiny data (a fresh process then has them loaded from numba's cache)."""
-    X = (np.arange(40, dtype=np.float32) % 3).reshape(20, 2)
-    y = np.arange(20) % 2
-    cv = _crossval.cross_validate_cart(X, y, np.arange(20) % 2, 2, [0, 1])
-    _bitsets.population_errors(cv.models, X, y)

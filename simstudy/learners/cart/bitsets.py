@@ -10,6 +10,7 @@ from numba.core import types
 from numba.core.extending import intrinsic
 
 from simstudy.learners.cart.tree import CartTree, _leaf_of
+from simstudy.learners.contracts import require_features, require_sample
 
 
 @numba.njit(cache=True)
@@ -220,6 +221,9 @@ def population_errors(trees: list[CartTree], X: np.ndarray, y: np.ndarray) -> np
     X : ndarray (N, p), converted to float32 (the dtype the trees were grown on)
     y : ndarray (N,) integer labels
     """
+    require_sample("CART population errors", X, y)
+    if trees:  # one reduction over all the trees' split features
+        require_features("CART population errors", X, int(np.concatenate([t.feature for t in trees]).max()) + 1)
     bitsets = _BITSETS.get(X, y)
     if bitsets is not None:
         return np.array([bitsets.errors(t) for t in trees]) / bitsets.n_rows

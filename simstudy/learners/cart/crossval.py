@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from simstudy.learners.contracts import require_fold_labels, require_rows
 from simstudy.learners.cart.grow import _empty_nodes, _grow, _kernel_inputs, _seed, _trim
 from simstudy.learners.cart.pool import _new_pool, _sample_histogram
 from simstudy.learners.cart.tree import CartTree, _leaves_of
@@ -101,7 +102,7 @@ def cross_validate_cart(X, y: np.ndarray, labels: np.ndarray, K: int, seeds, cri
     keep_models : bool
         Return the K trees (for exact errors on a population) or only the predictions.
     ties : {"draw", "shuffle"}
-        The tie rule (:data:`simstudy.learners.TIE_RULES`).
+        The tie rule (:data:`simstudy.learners.cart.params.TIE_RULES`).
 
     Returns
     -------
@@ -109,6 +110,7 @@ def cross_validate_cart(X, y: np.ndarray, labels: np.ndarray, K: int, seeds, cri
     """
     ranked, classes, sample, rules = _kernel_inputs(X, y, criterion, max_depth, min_samples_split, min_samples_leaf,
                                                     ties)
+    require_fold_labels("CART cross-validation", labels, ranked.X.shape[0], K)
     seeds = np.asarray([_seed(s) for s in seeds], dtype=np.int64)
     if len(seeds) != K:
         raise ValueError(f"seeds: {len(seeds)} seeds given for K={K} folds; pass one per fold.")
@@ -200,6 +202,8 @@ def predict_splits_cart(X, y: np.ndarray, trains, tests, seeds, criterion: str =
                                                     ties)
     train_rows, train_ptr = _concatenate(trains)
     test_rows, test_ptr = _concatenate(tests)
+    require_rows("CART splits", train_rows, ranked.X.shape[0], "training rows")
+    require_rows("CART splits", test_rows, ranked.X.shape[0], "test rows")
     seeds = np.asarray([_seed(s) for s in seeds], dtype=np.int64)
     predicted = classes[_predict_splits(ranked.X, sample, train_rows, train_ptr, test_rows, test_ptr, seeds, rules)]
     return [predicted[test_ptr[s]:test_ptr[s + 1]] for s in range(len(seeds))]

@@ -14,9 +14,10 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from simstudy.learners import TIE_RULES
+from simstudy.learners.contracts import require_sample
 from simstudy.learners.cart.criteria import (_ENTROPY, _GINI, _count_classes, _majority, _may_split, _split_proxy,
                                              _threshold)
+from simstudy.learners.cart.params import TIE_RULES
 from simstudy.learners.cart.pool import (_POOL_MAX_VALUES, _POOL_MIN_SAMPLES, _child_slots, _new_free_list, _new_pool,
                                          _release, _root_slot)
 from simstudy.learners.cart.ranking import RankedFeatures, rank_column
@@ -45,8 +46,6 @@ class _Rules(NamedTuple):
     min_split: int
     min_leaf: int
     draw_ties: bool  # True: "draw"; False: "shuffle"
-
-
 
 
 class _Nodes(NamedTuple):
@@ -227,8 +226,8 @@ def _grow_nodes(sample, samples, rules, seed, pool, full, absent, nodes, stack, 
     Compiled without numba's reference counting (``_nrt=False``, numba's flag for code that
     allocates nothing): every array here is owned by the caller, which outlives the call. With
     it, each array an inlined helper receives, each view (``ranks[f]``, ``pool[slot]``) and each
-    argument of a split scan was counted up and down with an atomic instruction: about a
-    quarter of the one-call CV's time on Letter at n = 2000 (measured under perf and gdb).
+    argument of a split scan would be counted up and down with an atomic instruction, a large
+    share of the growth loop's time.
     Allocating is therefore not possible here (numba refuses to compile it); the small-node sort
     uses :func:`_stable_argsort` on scratch arrays instead of ``np.argsort``.
 
@@ -399,6 +398,7 @@ def _kernel_inputs(X, y: np.ndarray, criterion: str, max_depth: int | None, min_
     """The ranked features, the classes (sorted labels) and the kernels' sample and rules."""
     if ties not in TIE_RULES:
         raise ValueError(f"ties={ties!r} is invalid: choose one of {', '.join(TIE_RULES)}.")
+    require_sample("CART", X.X if isinstance(X, RankedFeatures) else X, y)
     ranked = X if isinstance(X, RankedFeatures) else RankedFeatures.from_array(X)
     classes, y_enc = _encode_labels(y)
     sample = _Sample(ranked.ranks, _row_bins(ranked), ranked.values, ranked.n_values, ranked.close, y_enc,

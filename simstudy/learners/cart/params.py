@@ -1,7 +1,9 @@
-"""Which scikit-learn tree settings the numba CART reproduces."""
+"""Which scikit-learn tree settings the numba CART reproduces, and its tie rules."""
 from __future__ import annotations
 
 import numpy as np
+
+__all__ = ["TIE_RULES", "TREE_CLASS_PATHS", "supported_tree_params", "supported_tree_settings"]
 
 _DEFAULTS = {"splitter": "best", "max_features": None, "max_leaf_nodes": None, "min_impurity_decrease": 0.0,
              "class_weight": None, "ccp_alpha": 0.0, "min_weight_fraction_leaf": 0.0, "monotonic_cst": None}
@@ -32,3 +34,11 @@ def supported_tree_settings(params: dict) -> tuple[bool, str]:
         if not isinstance(params[key], (int, np.integer)):
             return False, f"{key}={params[key]!r} (fractions are not reproduced)"
     return True, ""
+
+
+#: How the numba CART chooses among features whose best splits tie (the same proxy, exactly):
+#: "draw" scans the features in a fixed order and draws one of the tied features uniformly (a
+#: random number only where there is a tie); "shuffle" scans them in a uniformly random order
+#: drawn at every node and keeps the first (scikit-learn's scheme). Both choose uniformly among
+#: the tied features, so the distribution of trees is the same; the random streams differ.
+TIE_RULES = ("draw", "shuffle")

@@ -3,7 +3,7 @@
 The grow loop (:func:`simstudy.learners.cart.grow._grow`) finds a node's best split feature
 by feature, each by the cheapest exact scan, all with the same candidates, proxy and tie rule
 (thresholds in increasing order, the first strictly larger proxy of a feature wins; between
-features, the tie rule of :data:`simstudy.learners.TIE_RULES`: a uniform draw among the
+features, the tie rule of :data:`simstudy.learners.cart.params.TIE_RULES`: a uniform draw among the
 tied features, or the first of a random order drawn for every node by :func:`_shuffle`):
 
 - the node has a pool histogram (:mod:`simstudy.learners.cart.pool`): scan its bins

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from simstudy.learners.contracts import require_features
 from simstudy.learners.cart.ranking import RankedFeatures
 
 
@@ -81,6 +82,7 @@ def _predict(X, feature, threshold, left, leaf_class, out):
 def predict_cart(tree: CartTree, X) -> np.ndarray:
     """Predicted labels of X (float32 features, or :class:`RankedFeatures`)."""
     X = X.X if isinstance(X, RankedFeatures) else np.ascontiguousarray(X, dtype=np.float32)
+    require_features("CART prediction", X, int(tree.feature.max(initial=-1)) + 1)
     out = np.empty(X.shape[0], np.int64)
     _predict(X, tree.feature, tree.threshold, tree.left, tree.leaf_class, out)
     return tree.classes[out]

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy.inference import cv_t_test, five_by_two_t_test, resampled_t_test, z_test
-from simstudy.metrics import rejection_rate, variance_ratio
+from simstudy.studies.metrics import rejection_rate, variance_ratio
 
 __all__ = ["INTERVALS", "OWN_TARGET", "TESTS", "aggregate", "procedure_intervals", "procedure_pvalues",
            "own_target_table", "loss_stability", "rate_table", "width_table"]
@@ -50,7 +50,7 @@ def _procedure_tests(group: pd.DataFrame, alternative: str) -> dict[str, Any]:
     """
     n, K = int(group["n"].iloc[0]), int(group["K"].iloc[0])
     # the repeated train/validation splits test on n // K points whatever n (the worker draws
-    # them with train_validation_splits(n, n // K, ...)); K-fold folds may differ by one point
+    # them with RepeatedSplits(n // K, ...)); K-fold folds may differ by one point
     n_test = n // K
     fm, tv = _stack(group["fold_means"]), _stack(group["tv_estimates"])
     return {
@@ -99,7 +99,7 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
     summary : DataFrame
         Interval rows: ``coverage`` of R_n (Wilson ``coverage_low``/``coverage_high``) for every
         procedure, ``coverage_full`` of Err_XY, ``coverage_holdout`` of Err_holdout (the exact
-        error of the model trained without fold 1; NaN for records made before it was stored),
+        error of the model trained without fold 1; NaN for records without it),
         ``own_target`` (the error the procedure is an interval for: ``R_n``, ``Err_holdout``
         for ``holdout_clt``, ``Err_XY`` for ``nested_cv``), ``mean_width`` (and its Monte Carlo
         SE ``width_se``), ``median_width``, ``replicates``.
@@ -191,7 +191,7 @@ def loss_stability(records: pd.DataFrame, alpha: float) -> pd.DataFrame:
     the interval R_hat +- z sigma_hat / sqrt(n) is too narrow by a factor sqrt(r): under a
     normal R_hat - R_n its coverage is about 2 Phi(z / sqrt(r)) - 1 (``normal_coverage``, which
     ignores the variability of sigma_hat). Monte Carlo standard errors by the delta method
-    (:func:`simstudy.metrics.variance_ratio`); the rows also give the mean of R_hat - R_n (0 in
+    (:func:`simstudy.studies.metrics.variance_ratio`); the rows also give the mean of R_hat - R_n (0 in
     expectation: each fold's held-out losses are unbiased for its model's error).
     """
     from simstudy.inference.distributions import norm_cdf, norm_ppf

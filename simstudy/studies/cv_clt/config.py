@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from simstudy.studies.settings import StudyConfig, extent, fail, report, validate_level, validate_sizes
 
@@ -18,13 +18,37 @@ def _default_learners() -> Dict[str, Any]:
 
 
 @dataclass
+class CVCLTTargets:
+    """Monte Carlo error targets of cv_clt: the half-width at 95% each measure must reach in every
+    condition, over every procedure (null: no target); see :mod:`simstudy.studies.targets`."""
+
+    #: Coverage of R_n (half the 95% Wilson interval), e.g. 0.005 for half a point; nested CV,
+    #: run on a fixed number of replicates (study.nested_cv_replicates), is left out.
+    coverage: Optional[float] = None
+    #: Mean interval width (1.96 SE).
+    mean_width: Optional[float] = None
+    #: Rejection rate of the tests, every comparison (half the 95% Wilson interval).
+    rejection_rate: Optional[float] = None
+    #: Size of the tests: rejection rate among the H0 replicates (half the 95% Wilson interval).
+    size: Optional[float] = None
+    #: Power of the tests: rejection rate among the H1 replicates (half the 95% Wilson interval).
+    power: Optional[float] = None
+
+
+@dataclass
 class CVCLTConfig(StudyConfig):
     """Bayle et al. (2020): coverage of CV intervals and size/power of CV tests for test error."""
 
     name: str = "cv_clt"
     sizes: List[int] = extent(default_factory=lambda: [100, 200, 400])
     K: int = 10
+    #: Replicates per condition; with targets, the cap per condition.
     replicates: int = extent(200)
+    #: Monte Carlo error targets, measure -> half-width at 95% (e.g. study.targets.coverage=0.01):
+    #: run in rounds until each is met in every condition (or the cap is reached).
+    targets: CVCLTTargets = extent(default_factory=CVCLTTargets)
+    #: With targets: the first round's replicates per condition and the step of every count.
+    min_replicates: int = extent(100)
     seed: int = 2020
     alpha: float = report(0.05)
     #: Learners by name: a scikit-learn estimator (``_target_`` and parameters) each. More
@@ -76,7 +100,7 @@ class CVCLTConfig(StudyConfig):
                  "Section 4; package: their R package's nested_cv).")
         if not self.learners:
             fail("study.learners", {}, "name at least one learner, e.g. study.learners={tree: {_target_: ...}}.")
-        from simstudy.learners import estimator_from_spec
+        from simstudy.learners.dispatch import estimator_from_spec
 
         for name, spec in self.learners.items():
             estimator_from_spec(spec, f"study.learners.{name}")

@@ -12,14 +12,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simstudy.cv.losses import check_loss, resolve_loss
 from simstudy.errors import ConfigError
-from simstudy.losses import check_loss, resolve_loss
 from simstudy.report import frame_to_markdown
-from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
+from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, describe_part, record_labels,
+                                   size_conditions,
                                    with_labels)
 from simstudy.studies.cv_clt.aggregate import aggregate, loss_stability, own_target_table, rate_table, width_table
 from simstudy.studies.cv_clt.config import CVCLTConfig
 from simstudy.studies.cv_clt.worker import CVCLTWorker, comparison_label
+from simstudy.studies.targets import TargetMeasure
+from simstudy.populations.checks import draw_sample
+from simstudy.files import write_text_atomic
 
 __all__ = ["CVCLTStudy", "make_conditions"]
 
@@ -42,11 +46,24 @@ class CVCLTStudy(Study):
     Config = CVCLTConfig
     uses = ("population",)
 
+    @classmethod
+    def target_measures(cls) -> dict[str, TargetMeasure]:
+        """Per n, over every procedure: coverage (Wilson; nested CV left out), mean width (1.96 SE);
+        over every test and comparison: rejection rate, size and power (Wilson)."""
+        by = ("n",)
+        out = {"coverage": TargetMeasure("summary", by, interval=("coverage_low", "coverage_high"),
+                                         description="coverage of R_n", skip=(("procedure", "nested_cv"),)),
+               "mean_width": TargetMeasure("summary", by, se="width_se", description="mean interval width",
+                                           skip=(("procedure", "nested_cv"),))}
+        for rate in ("rejection_rate", "size", "power"):
+            out[rate] = TargetMeasure("tests", by, interval=(f"{rate}_low", f"{rate}_high"), description=rate)
+        return out
+
     def __init__(self, config: CVCLTConfig, population: Any = None, learner: Any = None, loss: Any = None):
         super().__init__(config, population, None, loss if loss is not None else resolve_loss(config.loss))
         self.learners: dict[str, Any] = {}
         if population is not None:
-            from simstudy.learners import build_learner
+            from simstudy.learners.dispatch import build_learner
 
             self.learners = {name: build_learner({"name": name, "estimator": dict(spec)}, population, self.loss,
                                                  f"study.learners.{name}")
@@ -56,17 +73,18 @@ class CVCLTStudy(Study):
         pop = self.population
         import numpy as np
 
-        from simstudy.truth import truth_available
+        from simstudy.populations.truth import check_evaluation_set, missing_truth
 
         for name, learner in self.learners.items():
-            why = truth_available(pop, learner)
+            why = missing_truth(pop, learner)
             if why:
                 raise ConfigError(f"population={pop.name!r} is invalid for study=cv_clt: it needs the true risk of "
                                   f"every model ({why}); use a finite population (population=letter, "
                                   "population=tabular with population.path=...) or one with a truth "
                                   "(gaussian_linear, friedman1).")
+        check_evaluation_set(pop)
 
-        check_loss(self.loss, pop.sample(min(self.config.sizes), np.random.default_rng(0)).y,
+        check_loss(self.loss, draw_sample(pop, min(self.config.sizes), np.random.default_rng(0)).y,
                    getattr(pop, "task", "classification"))
         for name, learner in self.learners.items():
             check_learner_task(learner, pop, f"study.learners.{name}")
@@ -156,7 +174,7 @@ class CVCLTStudy(Study):
         lines += self._truth_note(tables.summary[tables.summary["kind"] == "learner"])
         lines += _stability_lines(tables.extra.get("loss_stability"), alpha)
         path = Path(directory) / "summary.md"
-        path.write_text("\n".join(lines))
+        write_text_atomic(path, "\n".join(lines))
         return [path]
 
     def headline(self, tables: StudyTables) -> str:
@@ -187,16 +205,9 @@ class CVCLTStudy(Study):
         out: dict[str, Any] = {"loss": self.loss.describe(),
                                "comparisons": [comparison_label(a, b) for a, b in self.comparisons()]}
         if self.population is not None:
-            out["population"] = self.population.describe()
-            out["learners"] = {k: v.describe() for k, v in self.learners.items()}
+            out["population"] = describe_part(self.population)
+            out["learners"] = {k: describe_part(v) for k, v in self.learners.items()}
         return out
-
-    @staticmethod
-    def warm_up() -> None:
-        from simstudy.learners import cart, knn_regression
-
-        cart.warm_up()
-        knn_regression.warm_up()
 
 
 def _stability_lines(stability: pd.DataFrame | None, alpha: float) -> list[str]:

@@ -31,14 +31,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.crossval import cross_validate, split_losses
+from simstudy.cv.checks import scored_losses
+from simstudy.cv.loop import cross_validate, nested_cv_losses, split_losses
+from simstudy.cv.splits import FiveByTwo, KFold, RepeatedSplits
 from simstudy.inference import cv_clt_sigma, nested_cv_interval
 from simstudy.learners.base import learners_context
+from simstudy.populations.truth import true_risks
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.runner import Chunk
-from simstudy.schemes import KFold, five_by_two_splits, nested_cv_losses, train_validation_splits
-from simstudy.studies.base import SizeCondition, map_replicates
-from simstudy.truth import true_risks
+from simstudy.studies.base import Chunk, SizeCondition, map_replicates
+from simstudy.populations.checks import draw_sample
 
 __all__ = ["CVCLTWorker", "comparison_label", "self_pair"]
 
@@ -118,7 +119,7 @@ class CVCLTWorker:
         state = learner.start(sample)
         y = sample.y
         folds = cross_validate(learner, state, labels, K, fit_rng, keep_models=True, proba=self.loss.needs_proba)
-        losses = self.loss(y, folds.predictions, folds.proba)
+        losses = scored_losses(self.loss, y, folds.predictions, folds.proba, getattr(self.population, "task", None))
         full = learner.fit(state, np.arange(cond.n), fit_rng)
         risks = true_risks(learner, list(folds.models) + [full], self.population, self.loss)
         truth = risks.values
@@ -133,10 +134,10 @@ class CVCLTWorker:
         """One row per requested subject (learners first, then comparisons)."""
         n, K, m = cond.n, cond.K, cond.m
         rng = replicate_rng(self.seed, cond.key, r)            # sample and splits: shared by learners
-        sample = self.population.sample(n, rng)
+        sample = draw_sample(self.population, n, rng)
         labels = KFold(K).labels(n, rng)
-        halves = five_by_two_splits(n, rng)
-        tv_test = train_validation_splits(n, m, self.repeated_splits, rng)
+        halves = FiveByTwo().halves(n, rng)
+        tv_test = RepeatedSplits(m, self.repeated_splits).test_masks(n, rng)
         fits = {}
         for name, copy in self._variants(subjects):
             fit_rng = replicate_rng(self.seed, condition_key({"condition": cond.key, "learner": name,

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from simstudy.inference import cv_t_test, zero_spread
-from simstudy.metrics import between_block_correlation, mean_summary, rejection_rate
 from simstudy.studies.cv_variance.worker import THETAS
+from simstudy.studies.metrics import between_block_correlation, mean_summary, rejection_rate
 
 __all__ = ["aggregate"]
 

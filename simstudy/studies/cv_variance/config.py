@@ -13,6 +13,31 @@ MU_TRUE = ("auto", "exact", "mean_cv")
 
 
 @dataclass
+class CVVarianceTargets:
+    """Monte Carlo error targets of cv_variance: the half-width at 95% each measure must reach in
+    every condition (null: no target); see :mod:`simstudy.studies.targets`."""
+
+    #: Mean CV estimate mu_hat (1.96 SE).
+    mu_hat: Optional[float] = None
+    #: Between-block correlation rho (1.96 delta-method SE), e.g. 0.01 for one point.
+    rho: Optional[float] = None
+    #: theta = Var(mu_hat) (1.96 SE).
+    theta: Optional[float] = None
+    #: Relative bias of theta1 (1.96 delta-method SE).
+    rel_bias_theta1: Optional[float] = None
+    #: Relative bias of theta2 (1.96 delta-method SE).
+    rel_bias_theta2: Optional[float] = None
+    #: Relative bias of theta3 (1.96 delta-method SE).
+    rel_bias_theta3: Optional[float] = None
+    #: Relative bias of theta4 (1.96 delta-method SE).
+    rel_bias_theta4: Optional[float] = None
+    #: Relative bias of theta5 (1.96 delta-method SE).
+    rel_bias_theta5: Optional[float] = None
+    #: Type-I error of the t-tests (half the 95% Wilson interval, the widest over rho_hat).
+    type1: Optional[float] = None
+
+
+@dataclass
 class CVVarianceConfig(StudyConfig):
     """Grandvalet & Bengio (2006): rho and the type-I error of CV t-tests (Table 2)."""
 
@@ -20,7 +45,13 @@ class CVVarianceConfig(StudyConfig):
     #: Training-set sizes n (any n >= 2K: folds of floor(n/K) or ceil(n/K) examples).
     sizes: List[int] = extent(default_factory=lambda: [20, 40, 80, 160])
     K: int = 10
+    #: Replicates per condition; with targets, the cap per condition.
     replicates: int = extent(1000)
+    #: Monte Carlo error targets, measure -> half-width at 95% (e.g. study.targets.rho=0.01): run in
+    #: rounds until each is met in every condition (or the cap is reached).
+    targets: CVVarianceTargets = extent(default_factory=CVVarianceTargets)
+    #: With targets: the first round's replicates per condition and the step of every count.
+    min_replicates: int = extent(200)
     seed: int = 2006
     #: Level of the two-sided t-tests.
     alpha: float = report(0.05)

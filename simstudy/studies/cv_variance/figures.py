@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import numpy as np
 import pandas as pd
 
 from simstudy.report.figures import finish, mean_bars, paper_points, plt, rate_bars, size_axis
@@ -132,34 +133,70 @@ def plot_error_vs_parameter(summary: pd.DataFrame, parameter: str):
 
 
 def _sweep_label(row: pd.Series, keys: list[str]) -> str:
-    return ", ".join(f"{k}={row[k]}" for k in keys) or "run"
+    return ", ".join(f"{k}={row[k]}" for k in keys) or "all runs"
+
+
+def _series(frame: pd.DataFrame, keys: list[str]):
+    """(label, rows) per setting of ``keys`` (one series, "all runs", without keys)."""
+    if not keys:
+        return [(_sweep_label(frame.iloc[0], keys), frame)] if len(frame) else []
+    return [(_sweep_label(g.iloc[0], keys), g) for _, g in frame.groupby(keys, dropna=False, sort=True)]
+
+
+def _left_out_caption(caption: str, left_out: list[str]) -> str:
+    return caption + (f" Left out: {'; '.join(left_out)}." if left_out else "")
 
 
 def sweep_figures(summary: pd.DataFrame, tests: pd.DataFrame | None, parameters: list[str]) -> dict:
-    """rho against n and the type-I error against rho_hat (largest n), one line per swept setting."""
+    """rho against n and the type-I error against rho_hat, one colour per swept setting.
+
+    The sizes are pooled across runs: a series is a setting of the parameters other than the
+    sizes (``*.sizes``), its points every n its runs computed, in order of n. The type-I error is
+    drawn at each setting's largest n. A setting without a finite value is named in the caption
+    as left out, never dropped silently.
+    """
     out = {}
-    keys = [k for k in parameters if k in summary and summary[k].nunique() > 1] or parameters
+    keys = [k for k in parameters if k in summary and summary[k].nunique(dropna=False) > 1
+            and not k.endswith(".sizes")]
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for _, g in summary.groupby(keys, dropna=False, sort=True) if keys else [(None, summary)]:
-        mean_bars(ax, g["n"], g["rho"], g["rho_se"], scale=100, marker="o", label=_sweep_label(g.iloc[0], keys))
+    left_out = []
+    for label, g in _series(summary, keys):
+        if not np.isfinite(pd.to_numeric(g["rho"], errors="coerce")).any():
+            left_out.append(f"{label} (no finite rho)")
+            continue
+        mean_bars(ax, g["n"], g["rho"], g["rho_se"], scale=100, marker="o", label=label)
     size_axis(ax, summary["n"], label="training-set size n")
     ax.set_ylabel("rho (%)")
-    out["rho_vs_n"] = finish(fig, ax, "Between-block correlation across the sweep",
-                             caption="Error bars: +-1.96 Monte Carlo SE (delta method).", legend_size=7)
+    out["rho_vs_n"] = finish(fig, ax, "Between-block correlation across the sweep", legend_size=7,
+                             caption=_left_out_caption("Error bars: +-1.96 Monte Carlo SE (delta method).", left_out))
     if tests is not None and "rho_hat" in tests:
-        fig, ax = plt.subplots(figsize=(6.5, 4.2))
-        t = tests[tests["n"] == tests["n"].max()]
-        for _, g in t.groupby(keys, dropna=False, sort=True) if keys else [(None, t)]:
-            rate_bars(ax, g["rho_hat"], g["rejection_rate"], g["ci_low"], g["ci_high"], marker=".",
-                      label=_sweep_label(g.iloc[0], keys))
-        alpha = float(t["alpha"].iloc[0])
-        ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
-        ax.set_xlabel("assumed rho_hat")
-        ax.set_ylabel("rejection rate (%)")
-        out["type1_vs_rho_hat"] = finish(fig, ax, f"Type-I error against rho_hat (n = {t['n'].max()})",
-                                         caption="Error bars: 95% Wilson intervals.", legend_size=7)
+        out["type1_vs_rho_hat"] = _sweep_type1_vs_rho_hat(tests, keys)
     for parameter in parameters:   # noise curves and the like: error against a swept numeric setting
-        if parameter in summary and parameter != "study.sizes" and summary[parameter].nunique() > 1 \
+        if parameter in summary and not parameter.endswith(".sizes") and summary[parameter].nunique() > 1 \
                 and pd.api.types.is_numeric_dtype(summary[parameter]):
             out[f"error_vs_{parameter.split('.')[-1]}"] = plot_error_vs_parameter(summary, parameter)
     return out
+
+
+def _sweep_type1_vs_rho_hat(tests: pd.DataFrame, keys: list[str]):
+    """The CV t-test's rejection rate against rho_hat, per setting at its largest n."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    t = tests[tests["test"] == "cv_t"] if "test" in tests else tests
+    drawn, left_out = [], []
+    for label, g in _series(t, keys):
+        g = g[g["n"] == g["n"].max()]
+        if np.isfinite(pd.to_numeric(g["rejection_rate"], errors="coerce")).any():
+            drawn.append((label, g))
+        else:
+            left_out.append(f"{label} (no finite rejection rate)")
+    largest = [int(g["n"].iloc[0]) for _, g in drawn]
+    for label, g in drawn:
+        rate_bars(ax, g["rho_hat"], g["rejection_rate"], g["ci_low"], g["ci_high"], marker=".",
+                  label=label if len(set(largest)) == 1 else f"{label}, n={g['n'].iloc[0]}")
+    alpha = float(t["alpha"].iloc[0])
+    ax.axhline(100 * alpha, color="grey", ls=":", label=f"nominal {100 * alpha:g}%")
+    ax.set_xlabel("assumed rho_hat")
+    ax.set_ylabel("rejection rate (%)")
+    at = f"n = {largest[0]}" if len(set(largest)) == 1 else "each setting's largest n"
+    return finish(fig, ax, f"Type-I error against rho_hat ({at})", legend_size=7,
+                  caption=_left_out_caption("Error bars: 95% Wilson intervals.", left_out))

@@ -13,25 +13,65 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simstudy.cv.losses import check_loss, resolve_loss
 from simstudy.errors import ConfigError
-from simstudy.losses import check_loss, resolve_loss
 from simstudy.populations.base import ResidualPopulation
+from simstudy.populations.truth import check_evaluation_set, missing_truth
 from simstudy.report.paper import table2_comparison, table2_frame, table2_markdown
 from simstudy.report.tables import frame_to_markdown, rate_with_interval, with_error
-from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
+from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, describe_part, record_labels,
+                                   size_conditions,
                                    validate_sizes,
                                    with_labels)
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.config import CVVarianceConfig
 from simstudy.studies.cv_variance.worker import THETAS, CVVarianceWorker
-from simstudy.truth import truth_available
+from simstudy.studies.settings import targets_of
+from simstudy.studies.targets import TargetMeasure
+from simstudy.populations.checks import draw_sample
+from simstudy.files import write_csv_atomic, write_text_atomic
 
-__all__ = ["CVVarianceStudy", "CVVarianceConfig", "CVVarianceWorker", "aggregate", "make_conditions", "THETAS"]
+__all__ = ["CVVarianceStudy", "CVVarianceConfig", "CVVarianceWorker", "aggregate", "degenerate_warnings",
+           "make_conditions", "THETAS"]
 
 
 def make_conditions(sizes, K: int, population):
     """Conditions keyed by (cv_variance, n, K, population); see :func:`~simstudy.studies.base.size_conditions`."""
     return size_conditions("cv_variance", sizes, K, population)
+
+
+#: A rate is reported as driven by degenerate replicates when they make up at least this share
+#: of its rejections.
+DEGENERATE_SHARE = 0.1
+
+
+def degenerate_warnings(summary: pd.DataFrame, tests: pd.DataFrame) -> list[str]:
+    """Warnings for the conditions whose t-test rejections come largely from degenerate replicates.
+
+    A replicate whose K fold means are all equal (zero spread, ``theta3_zero`` in the summary:
+    common with K = 2 and a 0-1 loss at small n) has t = +-inf in eq. 9 whatever rho_hat, so it
+    rejects H0 at every level (:func:`simstudy.inference.cv_t_test`). When such replicates are
+    at least :data:`DEGENERATE_SHARE` of a condition's rejections, the rate says more about the
+    loss's granularity than about the test; the warning gives their count and the rate without them.
+    """
+    lines = []
+    if "theta3_zero" not in summary or tests is None or not len(tests):
+        return lines
+    for _, row in summary[summary["theta3_zero"] > 0].iterrows():
+        zero = int(row["theta3_zero"])
+        t = tests[(tests["n"] == row["n"]) & (tests["K"] == row["K"]) & (tests["test"] == "cv_t")]
+        if not len(t):
+            continue
+        low = t.loc[t["rejections"].idxmin()]  # the rate with the fewest rejections: the largest share
+        rejections, replicates = int(low["rejections"]), int(low["replicates"])
+        if rejections == 0 or zero < DEGENERATE_SHARE * rejections:
+            continue
+        rest = (rejections - zero) / (replicates - zero) if replicates > zero else float("nan")
+        lines.append(f"  warning: n={row['n']}, K={row['K']}: {zero} of {replicates} replicates have all fold means "
+                     f"equal (zero spread: t = ±inf, rejected at every rho_hat); they are {zero} of the "
+                     f"{rejections} rejections at rho_hat={low['rho_hat']:g} (without them: {100 * rest:.1f}%). "
+                     "The rate reflects ties of the loss, not the test.")
+    return lines
 
 
 class CVVarianceStudy(Study):
@@ -48,6 +88,21 @@ class CVVarianceStudy(Study):
         """Residual populations (gaussian_folds) need no learner."""
         return ("population",) if isinstance(population, ResidualPopulation) else cls.uses
 
+    @classmethod
+    def target_measures(cls) -> dict[str, TargetMeasure]:
+        """mu_hat, rho, theta and the relative biases (1.96 SE) per (n, K); type1: the t-tests'
+        rejection rates (half the 95% Wilson interval, the largest over rho_hat)."""
+        by = ("n", "K")
+        out = {"mu_hat": TargetMeasure("summary", by, se="mu_hat_se", description="mean CV estimate"),
+               "rho": TargetMeasure("summary", by, se="rho_se", description="between-block correlation"),
+               "theta": TargetMeasure("summary", by, se="theta_se", description="Var(mu_hat)")}
+        for name in THETAS:
+            out[f"rel_bias_{name}"] = TargetMeasure("summary", by, se=f"rel_bias_{name}_se",
+                                                    description=f"relative bias of {name}")
+        out["type1"] = TargetMeasure("tests", by, interval=("ci_low", "ci_high"),
+                                     description="type-I error of the t-tests, every rho_hat")
+        return out
+
     def __init__(self, config: CVVarianceConfig, population: Any = None, learner: Any = None, loss: Any = None):
         super().__init__(config, population, learner, loss if loss is not None else resolve_loss(config.loss))
 
@@ -58,11 +113,12 @@ class CVVarianceStudy(Study):
                            f"{self.population.name!r} draws residuals in equal blocks")
             return
         if self.config.truth:
-            why = truth_available(self.population, self.learner)
+            why = missing_truth(self.population, self.learner)
             if why:
                 raise ConfigError(f"study.truth=true is invalid here: {why}; set study.truth=false (mu_true is then "
                                   "the mean of mu_hat).")
-        probe = self.population.sample(min(self.config.sizes), np.random.default_rng(0))
+            check_evaluation_set(self.population)
+        probe = draw_sample(self.population, min(self.config.sizes), np.random.default_rng(0))
         check_loss(self.loss, probe.y, getattr(self.population, "task", "classification"))
         check_learner_task(self.learner, self.population)
 
@@ -87,7 +143,11 @@ class CVVarianceStudy(Study):
 
     def _label(self, tables: StudyTables) -> str:
         labels = tables.labels
-        return f"({labels.get('population')}, {labels.get('learner')}, {self.config.replicates} replicates)"
+        count = f"{self.config.replicates} replicates"
+        if targets_of(self.config) and len(tables.summary):
+            low, high = int(tables.summary["replicates"].min()), int(tables.summary["replicates"].max())
+            count = f"{low if low == high else f'{low}..{high}'} replicates, run to targets"
+        return f"({labels.get('population')}, {labels.get('learner')}, {count})"
 
     def figures(self, tables: StudyTables) -> dict[str, Any]:
         from simstudy.studies.cv_variance.figures import cv_variance_figures
@@ -128,11 +188,11 @@ class CVVarianceStudy(Study):
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
         directory = Path(directory)
         table2 = directory / "table2.md"
-        table2.write_text(table2_markdown(tables.summary, tables.tests, self.config.paper))
+        write_text_atomic(table2, table2_markdown(tables.summary, tables.tests, self.config.paper))
         files = [table2]
         if self.config.paper:
             files.append(directory / "table2_comparison.csv")
-            table2_comparison(tables.summary, tables.tests, self.config.paper).to_csv(files[-1], index=False)
+            write_csv_atomic(table2_comparison(tables.summary, tables.tests, self.config.paper), files[-1])
         shown = self.report_tables(tables)
         text = [f"# {self.name}: {self._label(tables)}\n",
                 "± is 1.96 Monte Carlo standard errors (95%), rates show [95% Wilson interval] (count/replicates), "
@@ -140,7 +200,7 @@ class CVVarianceStudy(Study):
         for title, frame in [(k, v) for k, v in shown.items() if not k.startswith("Table 2")]:
             text += [f"## {title}\n", frame_to_markdown(frame)]
         summary = directory / "summary.md"
-        summary.write_text("\n".join(text))
+        write_text_atomic(summary, "\n".join(text))
         return files + [summary]
 
     def headline(self, tables: StudyTables) -> str:
@@ -165,11 +225,11 @@ class CVVarianceStudy(Study):
                 cells.append(cell)
             lines.append(f"  n={n:<5} " + "   ".join(cells))
         lines.append("  ± = 1.96 Monte Carlo SE (95%)" + ("; z = (ours - paper) / combined SE" if has_paper else ""))
-        return "\n".join(lines)
+        return "\n".join(lines + degenerate_warnings(s, t))
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
-        return {"population": self.population.describe(),
-                "learner": self.learner.describe() if self.learner is not None else None,
+        return {"population": describe_part(self.population),
+                "learner": describe_part(self.learner) if self.learner is not None else None,
                 "loss": self.loss.describe()}
 
     @classmethod
@@ -178,9 +238,3 @@ class CVVarianceStudy(Study):
         from simstudy.studies.cv_variance.figures import sweep_figures
 
         return sweep_figures(summary, tests, parameters)
-
-    @staticmethod
-    def warm_up() -> None:
-        from simstudy.learners.cart import warm_up
-
-        warm_up()

@@ -6,7 +6,7 @@ mu_hat, the K fold means, theta1..theta5 (Grandvalet & Bengio, Table 1) and, whe
 ``study.truth`` is on, each fold model's true risk on the population (with its Monte Carlo
 standard error when the population's truth is a large fixed sample).
 
-Any n >= 2K: folds have sizes floor(n/K) or ceil(n/K) (:class:`simstudy.schemes.KFold`, the
+Any n >= 2K: folds have sizes floor(n/K) or ceil(n/K) (:class:`simstudy.cv.splits.KFold`, the
 first n mod K folds one point larger). Each replicate's losses are stored fold by fold
 (fold 0's rows, then fold 1's, ...), so the fold layout is the same for every replicate and
 theta1..theta5 come from :func:`simstudy.inference.variance_estimates` (the paper's Table 1
@@ -22,15 +22,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.crossval import cross_validate, cross_validate_batch
+from simstudy.cv.checks import scored_losses
+from simstudy.cv.loop import cross_validate, cross_validate_batch
+from simstudy.cv.splits import KFold
 from simstudy.inference import variance_estimates, variance_estimates_from_blocks
 from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation
+from simstudy.populations.checks import checked_evaluation_set, draw_sample
+from simstudy.populations.truth import true_risks
 from simstudy.rng import replicate_rng
-from simstudy.runner import Chunk
-from simstudy.schemes import KFold
-from simstudy.studies.base import SizeCondition, map_replicates
-from simstudy.truth import true_risks
+from simstudy.studies.base import Chunk, SizeCondition, map_replicates
 
 __all__ = ["CVVarianceWorker", "THETAS"]
 
@@ -59,11 +60,12 @@ class CVVarianceWorker:
         if isinstance(self.population, ResidualPopulation):  # residuals drawn directly, exact mean
             blocks = self.population.residual_blocks(cond.K, cond.m, rng)
             return blocks.ravel(), np.full(cond.K, self.population.mean), np.zeros(cond.K)
-        sample = self.population.sample(cond.n, rng)
+        sample = draw_sample(self.population, cond.n, rng)
         labels = KFold(cond.K).labels(cond.n, rng)
         folds = cross_validate(self.learner, self.learner.start(sample), labels, cond.K, rng,
                                keep_models=self.truth, proba=self.loss.needs_proba)
-        losses = self.loss(sample.y, folds.predictions, folds.proba)
+        task = getattr(self.population, "task", None)
+        losses = scored_losses(self.loss, sample.y, folds.predictions, folds.proba, task)
         order = np.argsort(labels, kind="stable")  # rows of fold 0, then fold 1, ...
         fold_truth, fold_se = np.full(cond.K, np.nan), np.full(cond.K, np.nan)
         if self.truth:
@@ -81,19 +83,20 @@ class CVVarianceWorker:
         X, y, labels = [], [], []
         for r in range(chunk.start, chunk.stop):
             rng = replicate_rng(self.seed, cond.key, r)
-            sample = self.population.sample(n, rng)
+            sample = draw_sample(self.population, n, rng)
             X.append(sample.X)
             y.append(sample.y)
             labels.append(KFold(K).labels(n, rng))
         X, y, labels = np.asarray(X, dtype=float), np.asarray(y), np.asarray(labels)
         folds = cross_validate_batch(self.learner, X, y, labels, K)
-        loss = np.stack([self.loss(y[j], folds.predictions[j]) for j in range(R)])
+        task = getattr(self.population, "task", None)
+        loss = np.stack([scored_losses(self.loss, y[j], folds.predictions[j], None, task) for j in range(R)])
         order = np.argsort(labels, axis=1, kind="stable")
         ordered[:] = np.take_along_axis(loss, order, axis=1)
         if self.truth and self._rule_truth(folds.models, truth, truth_se):
             return
         if self.truth:
-            Xp, yp = self.population.evaluation_set(np.float64)
+            Xp, yp = checked_evaluation_set(self.population, np.float64)
             weights = getattr(self.population, "evaluation_weights", None)
             predictions = self.learner.batch_predict_features(folds.models, Xp)
             truth[:] = np.array([np.average(self.loss(yp, p), weights=weights) for p in predictions]).reshape(R, K)

@@ -17,8 +17,8 @@ import pandas as pd
 
 from simstudy.inference.error_functions import ERROR_FUNCTIONS, delta0
 from simstudy.inference.risk_bounds import ORACLE_METHODS, apply_rhat, effective_cells, rhat_bias_bound
-from simstudy.metrics import mean_summary
 from simstudy.report.tables import markdown_table
+from simstudy.studies.metrics import mean_summary
 
 __all__ = ["ESTIMATORS", "optimism_table", "rhat_table", "add_rhat", "aggregate", "paired_delta0",
            "tie_rule_sensitivity", "winners_markdown", "sensitivity_markdown", "successful"]

@@ -26,7 +26,7 @@ class NedelkoFisherConfig(StudyConfig):
     seed: int = 2013
     #: Which of several thresholds with the smallest training error Fisher's ERM threshold takes:
     #: "random" (a uniformly random minimiser), "midpoint" (closest to Fisher's midpoint),
-    #: "first" (smallest), "last" (largest); see simstudy.learners.fisher.
+    #: "first" (smallest), "last" (largest); see simstudy.learners.linear.fisher.
     tie_rule: str = "random"
     #: Also refit every sample under the other tie rules and report the paired differences
     #: (summary.md, tie_rule_sensitivity.csv).
@@ -68,7 +68,7 @@ class NedelkoFisherConfig(StudyConfig):
             fail("study.seed", self.seed, "use a non-negative integer seed, e.g. study.seed=2013.")
         if not isinstance(self.bootstrap, int) or self.bootstrap < 0:
             fail("study.bootstrap", self.bootstrap, "use 0 (no bootstrap estimates) or a positive number of resamples.")
-        from simstudy.learners.fisher import TIE_RULES   # here: the CLI loads every config at start-up
+        from simstudy.learners.linear.threshold import TIE_RULES
 
         if self.tie_rule not in TIE_RULES:
             fail("study.tie_rule", self.tie_rule, f"use one of {', '.join(TIE_RULES)}.")

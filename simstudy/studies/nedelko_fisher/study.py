@@ -15,7 +15,7 @@ import pandas as pd
 
 from simstudy.errors import ConfigError
 from simstudy.inference.risk_bounds import ORACLE_METHODS
-from simstudy.learners.fisher import TIE_RULES
+from simstudy.learners.linear.threshold import TIE_RULES
 from simstudy.report.tables import with_error
 from simstudy.studies.base import Phase, Study, StudyTables, as_list
 from simstudy.studies.nedelko_fisher.aggregate import (
@@ -24,10 +24,12 @@ from simstudy.studies.nedelko_fisher.aggregate import (
 from simstudy.studies.nedelko_fisher.config import NedelkoFisherConfig
 from simstudy.studies.nedelko_fisher.report import RHAT_DESCRIPTIONS, TIE_RULE_DESCRIPTIONS, summary_markdown
 from simstudy.studies.nedelko_fisher.worker import FisherRiskWorker, OptimismWorker, make_conditions
+from simstudy.files import write_text_atomic
 
 __all__ = ["NedelkoFisherStudy"]
 
 CALIBRATION = "rhat_calibration"
+
 
 class NedelkoFisherStudy(Study):
     """LOO vs K-fold vs empirical risk (and R_hat, .632, .632+) for Fisher's discriminant."""
@@ -83,7 +85,7 @@ class NedelkoFisherStudy(Study):
 
     def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
         path = Path(directory) / "summary.md"
-        path.write_text(summary_markdown(tables, self.config))
+        write_text_atomic(path, summary_markdown(tables, self.config))
         return [path]
 
     def report_tables(self, tables: StudyTables) -> dict[str, pd.DataFrame]:
@@ -133,9 +135,3 @@ class NedelkoFisherStudy(Study):
                             "tie_rule": str(c.tie_rule), "tie_rule_description": TIE_RULE_DESCRIPTIONS[str(c.tie_rule)],
                             "tie_rule_sensitivity": list(self._sensitivity())},
                 "rhat": rhat}
-
-    @staticmethod
-    def warm_up() -> None:
-        from simstudy.studies.nedelko_fisher.worker import warm_up
-
-        warm_up()

@@ -1,7 +1,7 @@
 """What the nedelko_fisher study records: estimates and exact risks of Fisher's discriminant.
 
 Per replicate (a sample of N points from the model with Bayes error R0), Fisher's
-discriminant with an ERM threshold (:mod:`simstudy.learners.fisher`, threshold ties broken by
+discriminant with an ERM threshold (:mod:`simstudy.learners.linear.fisher`, threshold ties broken by
 ``study.tie_rule``) is trained on the whole sample; its true risk R is exact
 (:func:`simstudy.populations.synthetic.linear_rule_risk`). Estimates of R:
 
@@ -28,7 +28,7 @@ Draw order of replicate r of a condition, from its own generator
 4. when a rule in use is ``"random"``: the tie-rule uniforms, one ``rng.random(F)`` for the F
    fits in the order full sample, leave-one-out 1..N, folds 1..K, bootstrap 1..B
    (F = 1 + N + K + B; F = 1 for the R_hat calibration, which fits the full sample only;
-   see :func:`simstudy.learners.fisher.tie_uniforms`).
+   see :func:`simstudy.learners.linear.threshold.tie_uniforms`).
 
 The uniforms come last, so the samples, folds and bootstrap counts are the same under every
 tie rule (the rules are compared on the same samples).
@@ -41,12 +41,14 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from simstudy.learners.fisher import FisherDirections, LinearRules, fisher_directions, predict_rules, tie_uniforms
+from simstudy.cv.splits import KFold
+from simstudy.learners.linear.fisher import FisherDirections, LinearRules, fisher_directions
+from simstudy.learners.linear.threshold import tie_uniforms
 from simstudy.populations.base import Population
 from simstudy.populations.synthetic import LogisticPopulation, linear_rule_risk
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.runner import Chunk
-from simstudy.schemes import KFold
+from simstudy.studies.base import Chunk
+from simstudy.populations.checks import draw_sample
 
 __all__ = ["FisherCondition", "FisherDraws", "FisherRiskWorker", "OptimismWorker", "SENSITIVITY_COLUMNS",
            "bootstrap_632", "make_conditions", "draw", "fit_weights", "rule_estimates"]
@@ -122,7 +124,7 @@ def draw(N: int, key: str, population: Population, seed: int, replicates: range,
     u = np.empty((R, 1 + (N + K if K else 0) + B)) if uniforms else None   # one per fit of fit_weights
     for j, r in enumerate(replicates):
         rng = replicate_rng(seed, key, r)
-        s = population.sample(N, rng)
+        s = draw_sample(population, N, rng)
         X[j], y[j] = s.X, s.y
         if K:
             folds[j] = KFold(K).labels(N, rng)
@@ -266,15 +268,3 @@ class OptimismWorker:
         return pd.DataFrame({"sample_size": cond.sample_size, "bayes_error": cond.bayes_error,
                              "condition_key": cond.key, "replicate": np.arange(chunk.start, chunk.stop),
                              "empirical": est["empirical"], "true_risk": est["true_risk"]})
-
-
-def warm_up() -> None:
-    """Load the Fisher and exact-risk kernels in a fresh worker (see :mod:`simstudy.warmup`)."""
-    X = np.array([[0.0, 1.0], [1.0, 0.5], [2.0, 2.0], [0.5, -1.0]])
-    y = np.array([0, 1, 1, 0])
-    directions = fisher_directions(X[None], y[None], np.ones((1, 1, 4)))
-    rules = directions.rules("random", np.array([[0.5]]))
-    directions.minimisers()
-    predict_rules(rules, X[None])
-    directions.sample_predictions(rules)
-    linear_rule_risk(rules.w.reshape(-1, 2), rules.c.reshape(-1), alpha=1.0)

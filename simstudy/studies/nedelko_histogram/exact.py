@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from simstudy import libm
 from simstudy.inference.error_functions import ERROR_FUNCTIONS
 from simstudy.learners.histogram import (
     compositions, empirical_risk, kfold_error_distribution, kfold_loss_distribution, loo_estimate, misclassified_types,
 )
+from simstudy.studies.nedelko_histogram import libm
 
 __all__ = ["ESTIMATORS", "SampleTables", "sample_tables", "simplex_grid", "sample_probabilities",
            "exact_expectations"]

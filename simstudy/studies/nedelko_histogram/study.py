@@ -15,9 +15,9 @@ import pandas as pd
 
 from simstudy.report.tables import frame_to_markdown
 from simstudy.rng import condition_key
-from simstudy.runner import Chunk
-from simstudy.studies.base import Phase, Study, StudyTables
+from simstudy.studies.base import Chunk, Phase, Study, StudyTables
 from simstudy.studies.nedelko_histogram.config import NedelkoHistogramConfig
+from simstudy.files import write_text_atomic
 
 __all__ = ["NedelkoHistogramStudy", "HistogramCondition", "HistogramWorker", "winner_counts", "by_bayes_error",
            "TIE_DESCRIPTIONS", "TOL"]
@@ -141,7 +141,7 @@ class NedelkoHistogramStudy(Study):
                 "Counts as above and the mean over the distributions of each estimate's mean Delta0; `loo / kfold` "
                 "is the ratio of those means.\n", frame_to_markdown(tables.extra["by_bayes_error"])]
         path = Path(directory) / "summary.md"
-        path.write_text("\n".join(text))
+        write_text_atomic(path, "\n".join(text))
         return [path]
 
     def report_tables(self, tables: StudyTables) -> dict[str, pd.DataFrame]:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from simstudy.inference import (SubsampleCV, cv_t_test, nadeau_bengio_rho, subsample_rho, subsample_variance,
                                 z_test)
-from simstudy.metrics import between_block_correlation, rejection_rate
+from simstudy.studies.metrics import between_block_correlation, rejection_rate
 
 __all__ = ["PROCEDURES", "aggregate", "procedure_tests", "goal_table"]
 

@@ -13,14 +13,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.losses import check_loss, resolve_loss
+from simstudy.cv.losses import check_loss, resolve_loss
 from simstudy.populations.base import ResidualPopulation
 from simstudy.report import frame_to_markdown
-from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, record_labels, size_conditions,
+from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task, describe_part, record_labels,
+                                   size_conditions,
                                    with_labels)
 from simstudy.studies.rho_hat.aggregate import PROCEDURES, aggregate, goal_table
 from simstudy.studies.rho_hat.config import RhoHatConfig
 from simstudy.studies.rho_hat.worker import RhoHatWorker
+from simstudy.populations.checks import draw_sample
+from simstudy.files import write_csv_atomic, write_text_atomic
 
 __all__ = ["RhoHatStudy", "RhoHatConfig", "pivot_percent"]
 
@@ -56,7 +59,7 @@ class RhoHatStudy(Study):
                 raise ConfigError(f"population {self.population.name!r} draws residuals without an example-level "
                                   "model (draw_examples); the subsample estimators need one. Use gaussian_folds.")
             return
-        probe = self.population.sample(min(self.config.sizes), np.random.default_rng(0))
+        probe = draw_sample(self.population, min(self.config.sizes), np.random.default_rng(0))
         check_loss(self.loss, probe.y, getattr(self.population, "task", "classification"))
         check_learner_task(self.learner, self.population)
 
@@ -107,8 +110,8 @@ class RhoHatStudy(Study):
                  "< 80%):", "", frame_to_markdown(tables.extra["goal"]), "",
                  "Procedures:", ""] + [f"- `{k}`: {v}" for k, v in PROCEDURES.items()] + [""]
         path = Path(directory) / "summary.md"
-        path.write_text("\n".join(lines))
-        tables.extra["goal"].to_csv(Path(directory) / "goal.csv", index=False)
+        write_text_atomic(path, "\n".join(lines))
+        write_csv_atomic(tables.extra["goal"], Path(directory) / "goal.csv")
         return [path]
 
     def headline(self, tables: StudyTables) -> str:
@@ -116,12 +119,6 @@ class RhoHatStudy(Study):
                 + pivot_percent(tables.tests, "size").to_string(index=False))
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
-        return {"population": self.population.describe(),
-                "learner": self.learner.describe() if self.learner is not None else None,
+        return {"population": describe_part(self.population),
+                "learner": describe_part(self.learner) if self.learner is not None else None,
                 "loss": self.loss.describe(), "procedures": PROCEDURES}
-
-    @staticmethod
-    def warm_up() -> None:
-        from simstudy.learners.cart import warm_up
-
-        warm_up()

@@ -26,14 +26,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simstudy.crossval import cross_validate, split_losses
+from simstudy.cv.checks import scored_losses
+from simstudy.cv.loop import cross_validate, nested_cv_losses, split_losses
+from simstudy.cv.splits import KFold
 from simstudy.inference import cv_clt_sigma, nested_cv_interval, subsample_cv
 from simstudy.learners.base import learners_context
 from simstudy.populations.base import ResidualPopulation, Sample
 from simstudy.rng import condition_key, replicate_rng
-from simstudy.runner import Chunk
-from simstudy.schemes import KFold, nested_cv_losses
-from simstudy.studies.base import SizeCondition, replicate_records
+from simstudy.studies.base import Chunk, SizeCondition, replicate_records
+from simstudy.populations.checks import draw_sample
 
 __all__ = ["RhoHatWorker", "fold_means_of"]
 
@@ -80,7 +81,8 @@ class RhoHatWorker:
     def _learner_cv(self, sample: Sample, labels: np.ndarray, K: int, rng) -> tuple[Any, np.ndarray]:
         state = self.learner.start(sample)
         folds = cross_validate(self.learner, state, labels, K, rng, proba=self.loss.needs_proba)
-        return state, np.asarray(self.loss(sample.y, folds.predictions, folds.proba), dtype=float)
+        task = getattr(self.population, "task", None)
+        return state, scored_losses(self.loss, sample.y, folds.predictions, folds.proba, task)
 
     def _nested(self, state, y, labels, losses, n: int, K: int, rng) -> tuple[float, float]:
         def fit_splits(trains, tests):
@@ -113,7 +115,7 @@ class RhoHatWorker:
         if isinstance(self.population, ResidualPopulation):
             return self._residual_replicate(cond, r)
         rng = replicate_rng(self.seed, cond.key, r)
-        sample = self.population.sample(cond.n, rng)
+        sample = draw_sample(self.population, cond.n, rng)
         labels = KFold(cond.K).labels(cond.n, rng)
         nested_rng = self._stream(cond, "nested_cv", r) if r < self.nested_cv_replicates else None
         return self.analyse(sample, labels, cond.K, rng, self._stream(cond, "subsamples", r), nested_rng)

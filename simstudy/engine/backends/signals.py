@@ -1,0 +1,116 @@
+"""Stopping a run on SIGTERM and SIGHUP as on Ctrl-C, and worker processes that die with their parent.
+
+Ctrl-C raises :class:`KeyboardInterrupt` in the main thread, and the run's clean-up (workers
+killed, figure processes stopped, the run directory's lock released, the finished chunks kept
+for a resume) runs on the way out. ``kill PID`` (SIGTERM) and a closed terminal (SIGHUP) end a
+Python process at once by default, skipping all of that: the workers would live on.
+:func:`stop_on_signals` makes both raise :class:`RunStopped` (a :class:`KeyboardInterrupt`)
+in the main thread for the length of a run, so every road out of a run is the Ctrl-C road. A
+handler the program installed itself, or an ignored signal (``nohup`` ignores SIGHUP), is left
+as it is.
+
+SIGKILL cannot be caught: :func:`die_with_parent` asks the kernel (Linux ``PR_SET_PDEATHSIG``)
+to kill a forked worker when its parent dies, and :func:`watch_parent` does the same for
+workers started by other processes' threads (loky) with a thread that checks the parent's pid.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Iterator
+
+__all__ = ["RunStopped", "die_with_parent", "stop_on_signals", "watch_parent"]
+
+log = logging.getLogger("simstudy")
+
+#: The signals that stop a run as Ctrl-C does.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_PR_SET_PDEATHSIG = 1
+
+
+class RunStopped(KeyboardInterrupt):
+    """The run was stopped by a signal (SIGTERM, SIGHUP); handled as Ctrl-C.
+
+    Attributes
+    ----------
+    signum : int
+    """
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+def _raise_stopped(signum: int, frame) -> None:
+    # a second signal while the run cleans up must not interrupt the clean-up: ignore it
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    raise RunStopped(signum)
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP raise :class:`RunStopped` in the main thread (only
+    where their handler is the default one); the previous handlers are restored on the way out.
+    Off the main thread (where no handler can be installed) the block runs unchanged."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    for sig, handler in previous.items():
+        if handler is signal.SIG_DFL:
+            signal.signal(sig, _raise_stopped)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            if handler is signal.SIG_DFL:
+                signal.signal(sig, signal.SIG_DFL)
+
+
+_watched: int | None = None
+
+
+def die_with_parent(parent: int) -> None:
+    """In a freshly forked worker: let the kernel kill this process (SIGKILL) when the thread
+    that forked it ends (``PR_SET_PDEATHSIG``, Linux). Call it only for workers forked from the
+    parent's main thread, which lives as long as the parent. ``parent``: the parent's pid, to
+    catch a parent that died before the request was made."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError) as exc:  # pragma: no cover - no prctl: the parent's clean-up stops us
+        log.debug("could not ask to die with the parent: %s", exc)
+    if os.getppid() != parent:
+        os._exit(1)
+    global _watched
+    _watched = os.getpid()  # the kernel watches the parent: no thread needed (watch_parent)
+
+
+def watch_parent(interval: float = 0.5) -> None:
+    """In a worker process: end this process (exit status 1) once its parent has died, checked
+    every ``interval`` seconds by a daemon thread (started once per process)."""
+    global _watched
+    if _watched == os.getpid():
+        return
+    _watched = os.getpid()
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="simstudy-parent-watch", daemon=True).start()

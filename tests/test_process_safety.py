@@ -1,0 +1,305 @@
+"""Stopping runs by signal, the run lock's dead holders, fresh workers for the user's code, sweeps
+kept apart by configuration and headlines that name degenerate replicates (issue 32, items 5 and 9)."""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import simstudy
+from simstudy.engine.backends.signals import RunStopped, stop_on_signals
+from simstudy.engine.backends.workers import user_modules
+from simstudy.engine.lock_holder import dead_holder, holder_record
+from simstudy.engine.rundir import LOCK_FILE, RunDirectory
+from simstudy.errors import RunDirectoryError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- signals
+def test_sigterm_and_sighup_raise_run_stopped_and_handlers_come_back():
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with pytest.raises(RunStopped) as caught:
+            with stop_on_signals():
+                os.kill(os.getpid(), sig)
+                time.sleep(1)
+        assert caught.value.signum == sig and isinstance(caught.value, KeyboardInterrupt)
+        assert signal.getsignal(sig) is signal.SIG_DFL
+
+
+def test_an_ignored_sighup_stays_ignored():
+    """``nohup`` ignores SIGHUP: a run started under it must not be stopped by one."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with stop_on_signals():
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(0.05)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
+def _group(pgid: int) -> list[int]:
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+SCRIPT = """
+import simstudy
+simstudy.run_study("cv_variance", population="logistic", learner={{"estimator": {{"_target_": "hostile_parts.GatedTree"}}}},
+                   sizes=[20], replicates=40, chunk_size=5, n_jobs=2, backend={backend!r}, progress=False,
+                   out={out!r})
+"""
+
+
+@pytest.mark.parametrize("backend", ["fork", pytest.param("loky", marks=pytest.mark.slow)])
+def test_sigterm_to_a_script_inside_run_study_stops_its_workers(tmp_path, backend):
+    """The Python road: SIGTERM to a script inside run_study ends it non-zero, says why, leaves no
+    worker and a free lock; the same call then resumes."""
+    out = tmp_path / "run"
+    gate = tmp_path / "fit.gate"
+    gate.write_text("0.02")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), "HOSTILE_GATE": str(gate)}
+    code = SCRIPT.format(backend=backend, out=str(out))
+    with open(tmp_path / "err", "w") as err:
+        proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list((out / "shards").rglob("*.json"))) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "err").read_text()[-1500:]
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (proc.poll() is None or _group(proc.pid)):
+            time.sleep(0.1)
+        assert proc.poll() not in (None, 0) and not _group(proc.pid)
+        assert "SIGTERM" in (tmp_path / "err").read_text()
+        assert not (out / LOCK_FILE).exists()
+    finally:
+        for pid in _group(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        proc.wait(10)
+    gate.unlink()
+    resumed = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-1500:]
+    assert json.loads((out / "manifest.json").read_text())["resumed_chunks"] >= 2
+
+
+# ----------------------------------------------------------------------------- the run lock
+def _hold_lock(lock: Path) -> subprocess.Popen:
+    """Another process that holds ``lock``'s flock (as an orphaned worker of a dead run would)."""
+    code = ("import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); fcntl.flock(fd, fcntl.LOCK_EX); "
+            "print('held', flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(lock)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_lock_held_for_a_dead_holder_is_taken_over(tmp_path, caplog):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    lock = run_dir / LOCK_FILE
+    lock.write_text(json.dumps({**holder_record(), "pid": _dead_pid()}))
+    holder = _hold_lock(lock)
+    try:
+        directory = RunDirectory(run_dir)
+        directory.lock()
+        assert "is dead" in caplog.text and "taken over" in caplog.text
+        assert json.loads(lock.read_text())["pid"] == os.getpid()
+        with pytest.raises(RunDirectoryError, match="in use by another simstudy run"):  # now ours, and alive
+            RunDirectory(run_dir).lock()
+        directory.release()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_live_holder_is_never_taken_over_and_a_reused_pid_is_seen(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    lock = run_dir / LOCK_FILE
+    holder = _hold_lock(lock) if lock.write_text("") is not None else None
+    try:
+        record = {**holder_record(), "pid": holder.pid}
+        record["process_start"] = Path(f"/proc/{holder.pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+        lock.write_text(json.dumps(record))
+        assert dead_holder(lock.read_text()) == ""
+        with pytest.raises(RunDirectoryError, match=f"pid {holder.pid}"):
+            RunDirectory(run_dir).lock()
+        assert "another process" in dead_holder(json.dumps({**record, "process_start": "1"}))
+        assert dead_holder(json.dumps({**record, "host": "elsewhere"})) == ""  # never judged from here
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_forked_child_does_not_keep_the_run_lock(tmp_path):
+    directory = RunDirectory(tmp_path / "run").lock()
+    ready, told = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: outlive the parent's hold on the lock
+        os.write(told, b"x")
+        time.sleep(3)
+        os._exit(0)
+    os.read(ready, 1)  # the child runs (its at-fork hooks are done)
+    os.close(ready)
+    os.close(told)
+    try:
+        os.close(directory._fd)  # the parent dies (its descriptor closes; the file stays)
+        directory._fd = None
+        fd = os.open(tmp_path / "run" / LOCK_FILE, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError if the child kept it
+        finally:
+            os.close(fd)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+
+
+# ----------------------------------------------------------------------------- fresh workers for user code
+def test_user_modules_are_found_in_the_parts(tmp_path, monkeypatch):
+    (tmp_path / "my_cost.py").write_text("def cost(y, y_hat):\n    return 1.0 * (y != y_hat)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import my_cost
+    from simstudy.engine.plan import build, make_runner, prepare
+
+    def parts(loss):
+        plan = prepare("cv_variance", "logistic", "tree", make_runner(None, n_jobs=2), sizes=[20], replicates=10,
+                       loss=loss)
+        return [phase.worker for phase in build(plan).phases("record")]
+
+    assert user_modules(*parts("zero_one")) == set()
+    assert user_modules(*parts(my_cost.cost)) == {"my_cost"}
+
+
+# ----------------------------------------------------------------------------- headlines
+def test_headline_warns_when_rejections_come_from_equal_fold_means():
+    res = simstudy.run_study("cv_variance", population="logistic", learner="tree", sizes=[10], K=2, replicates=100,
+                             n_jobs=1, progress=False)
+    zero = int(res.summary["theta3_zero"].iloc[0])
+    assert zero > 0
+    assert f"{zero} of 100 replicates have all fold means equal" in res.headline()
+    quiet = simstudy.run_study("cv_variance", population="logistic", learner="tree", sizes=[80], K=10,
+                               replicates=40, n_jobs=1, progress=False)
+    assert int(quiet.summary["theta3_zero"].iloc[0]) == 0 and "warning" not in quiet.headline()
+
+
+# ----------------------------------------------------------------------------- sweeps
+def _collect(sweep: Path):
+    from simstudy.sweeps import collect
+
+    return collect(sweep)
+
+
+def _fake_overrides(run_dir: Path, overrides: list[str]) -> None:
+    import yaml
+
+    (run_dir / "overrides.yaml").write_text(yaml.safe_dump(overrides))
+
+
+SMALL = dict(population="logistic", learner="tree", replicates=20, n_jobs=1, progress=False)
+
+
+@pytest.fixture(scope="module")
+def sweep_runs(tmp_path_factory):
+    """Runs of a K x sizes sweep (sizes swept one per run), and one more with another seed."""
+    base = tmp_path_factory.mktemp("sweep")
+    for i, (K, n) in enumerate([(2, 40), (2, 20), (5, 20), (5, 40)]):
+        simstudy.run_study("cv_variance", out=base / str(i), sizes=[n], K=K, **SMALL)
+        _fake_overrides(base / str(i), [f"study.K={K}", f"study.sizes=[{n}]", "study.replicates=20"])
+    return base
+
+
+def test_collect_pools_n_across_runs_one_series_per_swept_value(sweep_runs):
+    result = _collect(sweep_runs)
+    assert result.parameters == ["study.K", "study.sizes"]  # study.replicates is the same in every run
+    assert any("Fixed in every run: study.replicates=20" in line for line in result.headlines)
+    from simstudy.studies.cv_variance.figures import sweep_figures
+
+    figure = sweep_figures(result.summary, result.tests, result.parameters)["rho_vs_n"]
+    lines = [line for line in figure.axes[0].get_lines() if line.get_linestyle() not in ("None", "")
+             and len(line.get_xdata()) > 1]
+    assert len(lines) == 2  # K=2 and K=5, each over n = 20, 40 in order
+    for line in lines:
+        assert list(np.asarray(line.get_xdata(), dtype=float)) == [20.0, 40.0]
+
+
+def test_collect_keeps_runs_of_another_configuration_apart_and_names_unfinished(sweep_runs, tmp_path):
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(sweep_runs, sweep)
+    simstudy.run_study("cv_variance", out=sweep / "4", sizes=[40], K=5, seed=9, **SMALL)
+    _fake_overrides(sweep / "4", ["study.K=5", "study.sizes=[40]", "study.replicates=20"])
+    shutil.copytree(sweep / "0", sweep / "5")
+    (sweep / "5" / "summary.csv").unlink()
+    result = _collect(sweep)
+    assert result.parameters == ["study.K", "study.sizes", "study.seed"]
+    assert any("differ in study.seed" in line for line in result.headlines)
+    assert len(result.summary["study.seed"].unique()) == 2 and 9 in set(result.summary["study.seed"])
+    assert any(str(sweep / "5") in line and "unfinished" in line for line in result.left_out)
+    assert str(sweep / "5") in (sweep / "collected_report.html").read_text()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.parametrize("backend", ["fork", "loky"])
+def test_workers_die_with_a_killed_parent(backend):
+    """SIGKILL of the main process (nothing of it runs): its workers end within seconds."""
+    code = textwrap.dedent(f"""
+        import os, signal
+        from simstudy.engine.backends.fork_pool import get_pool
+        from simstudy.engine.backends.tasks import run_task
+        from joblib import Parallel, delayed
+        if {backend!r} == "fork":
+            pool = get_pool(1)
+            pool.submit(run_task, lambda _: os.getpid(), None).result()
+            pids = pool.pids()
+        else:
+            pids = Parallel(n_jobs=2, backend="loky")(delayed(run_task)(lambda _: os.getpid(), None) for _ in range(4))
+            pids = sorted({{out.records for out in pids}})
+        print(" ".join(map(str, pids)), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    pids = [int(p) for p in proc.stdout.split()]
+    assert pids, proc.stderr[-1500:]
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in pids if _alive(p)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"workers alive 5 s after their parent was killed: {left}"
