@@ -16,6 +16,7 @@ Math is MathML written at build time (``sphinxext/mathml.py``): no script from t
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -49,6 +50,9 @@ suppress_warnings = ["ref.python"]  # several packages re-export the names of th
 nitpicky = False
 
 # -- API reference: autodoc + autosummary, docstrings in numpydoc format
+# Generated anew on every build: pages of modules that moved or were removed would otherwise stay
+# behind, outside every toctree (a warning, so an error under -W).
+shutil.rmtree(DOCS / "api" / "generated", ignore_errors=True)
 autosummary_generate = True
 autosummary_imported_members = False
 autodoc_member_order = "bysource"
