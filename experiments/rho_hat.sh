@@ -29,8 +29,7 @@ run() {
 }
 run letter_tree population=letter population.path="$DATA" learner=tree
 run letter_knn population=letter population.path="$DATA" learner=knn
-run letter_logreg population=letter population.path="$DATA" learner=logistic_regression \
-    +learner.estimator.solver=newton-cholesky
+run letter_logreg population=letter population.path="$DATA" learner=logistic_regression
 run logistic_tree population=logistic learner=tree
 run logistic_lda population=logistic learner=lda
 run gaussian_folds population=gaussian_folds population.rho=0.5
