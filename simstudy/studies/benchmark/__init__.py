@@ -11,7 +11,7 @@ mechanisms, learners, losses and sizes, scored against exact or tightly estimate
 - :mod:`.aggregate`: records to the cell table;
 - :mod:`.study`: the :class:`~.study.BenchmarkStudy` the engine runs;
 - :mod:`.run`: :func:`run_benchmark`, :func:`load_benchmark`;
-- :mod:`.certify`: a calibration certificate for one procedure.
+- :mod:`.certificate`: a calibration certificate for one procedure.
 
 Example::
 
@@ -24,8 +24,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_EXPORTS = {"run_benchmark": "run", "load_benchmark": "run", "BenchmarkResult": "run", "certify": "certify",
-            "Certificate": "certify", "SCALES": "scales"}
+_EXPORTS = {"run_benchmark": "run", "load_benchmark": "run", "BenchmarkResult": "run", "certify": "certificate",
+            "Certificate": "certificate", "SCALES": "scales"}
 
 __all__ = sorted(_EXPORTS)
 

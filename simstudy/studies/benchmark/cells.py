@@ -73,6 +73,11 @@ class DataCell:
         return cls(mechanism, learner, loss, int(n), task, cell_key(mechanism, learner, loss, n))
 
     @property
+    def mechanism_is_residual(self) -> bool:
+        """The losses are drawn directly (learner "none" or "none-vs-none"): no model is fitted."""
+        return self.loss == "residual"
+
+    @property
     def pair(self) -> tuple[str, str] | None:
         return split_pair(self.learner)
 

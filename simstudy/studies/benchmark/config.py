@@ -57,13 +57,14 @@ def check_names(config: BenchmarkConfig) -> None:
     """Every name is registered (or, for procedures, an import path); the nearest valid name otherwise."""
     from simstudy.inference.procedures import PROCEDURES
     from simstudy.registry import LEARNERS, LOSSES, POPULATIONS
+    from simstudy.studies.benchmark.certificate import in_process
 
     for field, values, registry in (("procedures", config.procedures, PROCEDURES),
                                     ("mechanisms", config.mechanisms, POPULATIONS), ("losses", config.losses, LOSSES)):
         if not values:
             fail(f"study.{field}", list(values), "name at least one.")
         for name in values:
-            if name not in registry and not (field == "procedures" and ":" in str(name)):
+            if name not in registry and not (field == "procedures" and (":" in str(name) or in_process(name))):
                 raise nearest(field, name, [n for n in registry if n not in ("custom", "tabular", "packaged",
                                                                              "openml_task")])
     if not config.learners or not config.sizes:

@@ -49,6 +49,10 @@ def resolve_procedure(name: str, kind: str | None = None) -> Any:
     from simstudy.inference.procedures import PROCEDURES
     from simstudy.registry import import_path
 
+    from simstudy.studies.benchmark.certificate import in_process
+
+    if in_process(name) is not None:
+        return as_procedure(in_process(name), name, kind)
     if name in PROCEDURES:
         return as_procedure(PROCEDURES[name].load(), name, kind)
     try:

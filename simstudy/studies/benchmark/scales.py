@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["SCALES", "Scale", "TASK_LOSSES", "RESIDUAL_LEARNER", "RESIDUAL_LOSS"]
+__all__ = ["SCALES", "Scale", "TASK_LOSSES", "RESIDUAL_LEARNER", "RESIDUAL_LOSS", "RESIDUAL_PAIR"]
 
 #: The losses of each task.
 TASK_LOSSES = {"classification": ("zero_one", "log_loss", "brier"), "regression": ("squared", "absolute")}
-#: Learner and loss names of a residual mechanism (gaussian_folds: the CV losses are drawn directly, no model).
+#: Learner and loss names of a residual mechanism (gaussian_folds: the CV losses are drawn directly, no model);
+#: its comparison cell "none-vs-none" reads the drawn losses as loss differences (the tests' null holds
+#: when the population's mean is 0, its default).
 RESIDUAL_LEARNER, RESIDUAL_LOSS = "none", "residual"
+RESIDUAL_PAIR = f"{RESIDUAL_LEARNER}-vs-{RESIDUAL_LEARNER}"
 
 
 @dataclass(frozen=True)

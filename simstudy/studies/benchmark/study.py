@@ -16,7 +16,7 @@ from simstudy.studies.base import Phase, Study, StudyTables
 from simstudy.studies.benchmark.aggregate import aggregate_cells
 from simstudy.studies.benchmark.cells import DataCell, cell_seed
 from simstudy.studies.benchmark.config import BenchmarkConfig
-from simstudy.studies.benchmark.scales import RESIDUAL_LEARNER, RESIDUAL_LOSS, TASK_LOSSES
+from simstudy.studies.benchmark.scales import RESIDUAL_LEARNER, RESIDUAL_LOSS, RESIDUAL_PAIR, TASK_LOSSES
 
 __all__ = ["BenchmarkStudy", "build_cells"]
 
@@ -47,7 +47,9 @@ def build_cells(config: BenchmarkConfig, populations: dict[str, Any], losses: di
     cells, learners, left_out = [], {}, []
     for mechanism, population in populations.items():
         if population.task == "residuals":
-            cells += [DataCell.make(mechanism, RESIDUAL_LEARNER, RESIDUAL_LOSS, n, "regression") for n in config.sizes]
+            names = [RESIDUAL_LEARNER] + ([RESIDUAL_PAIR] if any(split_pair(x) for x in config.learners) else [])
+            cells += [DataCell.make(mechanism, name, RESIDUAL_LOSS, n, "regression") for name in names
+                      for n in config.sizes]
             continue
         for learner in config.learners:
             parts = split_pair(learner) or (learner,)

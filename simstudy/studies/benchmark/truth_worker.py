@@ -58,7 +58,7 @@ class TruthWorker:
     def truth(self, cond: TruthCondition, t: int) -> dict[str, float]:
         cell = cond.cell
         population = self.populations[cell.mechanism]
-        if cell.learner == "none":
+        if cell.mechanism_is_residual:
             return {"truth": float(population.mean), "truth_se": 0.0}
         sample = draw_sample(population, cell.n, replicate_rng(self.seed, cond.key, t))
         pair = cell.pair or (cell.learner,)

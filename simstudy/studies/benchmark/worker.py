@@ -73,6 +73,8 @@ class BenchmarkWorker:
 
     def _variants(self, cell: DataCell) -> list[tuple[str, int]]:
         pair = cell.pair
+        if cell.mechanism_is_residual:
+            return []
         if pair is None:
             return [(cell.learner, 0)]
         return [(pair[0], 0), (pair[1], 1 if pair[0] == pair[1] else 0)]
@@ -105,7 +107,7 @@ class BenchmarkWorker:
 
     def replicate(self, cell: DataCell, r: int, wanted: list[str]) -> list[dict[str, Any]]:
         """One row per wanted procedure."""
-        comparison, residual = cell.pair is not None, cell.learner == "none"
+        comparison, residual = cell.pair is not None, cell.mechanism_is_residual
         rows = {name: {"subject": name, "kind": "skipped", "note": why}
                 for name in wanted if (why := applicability(self.procedures[name], comparison, residual,
                                                             cell.loss, cell.n))}
