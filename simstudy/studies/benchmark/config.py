@@ -33,9 +33,9 @@ class BenchmarkConfig(StudyConfig):
     losses: List[str] = _quick("losses")
     sizes: List[int] = _quick("sizes")
     #: Replicates per data cell.
-    replicates: int = extent(100)
+    replicates: int = extent(200)
     #: Independent samples behind each Err_n truth.
-    truth_replicates: int = extent(100)
+    truth_replicates: int = extent(200)
     seed: int = 0
     #: Level of the intervals (1 - alpha) and tests; part of the records.
     alpha: float = 0.05

@@ -17,7 +17,7 @@ from simstudy.cv.loop import score
 from simstudy.inference.procedures import BootstrapDesign, KFoldDesign, SplitPlan, no_information_error
 from simstudy.populations.truth import true_risks
 
-__all__ = ["FittedPlan", "fit_plan", "fit_full", "residual_losses", "no_information"]
+__all__ = ["FittedPlan", "fit_plan", "fit_full", "no_information", "residual_losses", "split_models"]
 
 
 @dataclass
@@ -50,7 +50,19 @@ def no_information(loss: Any, y: np.ndarray, pred: np.ndarray, proba: np.ndarray
         classes, counts = np.unique(y, return_counts=True)
         return float(sum(p * np.mean(loss(np.full(y.shape, c), pred, proba))
                          for c, p in zip(classes, counts / y.size)))
-    return no_information_error(lambda a, b: loss(a, b, None), y, pred)
+    return no_information_error(loss.function, y, pred)
+
+
+def split_models(learner: Any, state: Any, plan: SplitPlan, rng: np.random.Generator) -> list:
+    """One model per split. The batched linear kernels (:mod:`simstudy.learners.linear.batched`: ridge,
+    LDA) fit every split in one call from its training weights (the bootstrap counts are weights),
+    the same rules as one fit per split; any other learner fits split by split from ``rng``."""
+    batch = getattr(learner, "fit_weighted", None)
+    if callable(batch) and hasattr(state, "X"):
+        rules = batch(state.X[None], state.y[None], plan.train[None].astype(float))
+        return [type(rules)(rules.w[:, s:s + 1], rules.b[:, s:s + 1]) for s in range(plan.splits)]
+    everyone = np.arange(plan.n)
+    return [learner.fit(state, np.repeat(everyone, plan.train[s]), rng) for s in range(plan.splits)]
 
 
 def fit_plan(learner: Any, state: Any, sample: Any, loss: Any, plan: SplitPlan, weights: np.ndarray | None,
@@ -63,12 +75,10 @@ def fit_plan(learner: Any, state: Any, sample: Any, loss: Any, plan: SplitPlan, 
     n, y = plan.n, sample.y
     everyone = np.arange(n)
     losses = np.full((plan.splits, n), np.nan)
-    models = []
-    for s in range(plan.splits):
-        model = learner.fit(state, np.repeat(everyone, plan.train[s]), rng)
+    models = split_models(learner, state, plan, rng)
+    for s, model in enumerate(models):
         rows = everyone[plan.evaluate[s]]
         losses[s, rows] = score(learner, state, model, rows, y, loss)
-        models.append(model)
     risks = np.full(plan.splits, np.nan)
     if weights is not None:
         used = np.flatnonzero(weights > 0)

@@ -27,14 +27,14 @@ def _learner_for(name: str, population: Any, loss: Any) -> tuple[Any, str]:
     from simstudy.learners.dispatch import build_learner
     from simstudy.populations.truth import missing_truth
 
-    learner = build_learner(name, population, loss, f"learners.{name}")
+    try:
+        learner = build_learner(name, population, loss, f"learners.{name}")
+        check_learner_loss(learner, loss)
+    except ConfigError as exc:
+        return None, " ".join(str(exc).split())
     task = getattr(learner, "task", None)
     if task and task != population.task:
         return None, ""
-    try:
-        check_learner_loss(learner, loss)
-    except ConfigError:
-        return None, "no class probabilities"
     why = missing_truth(population, learner)
     return (None, why) if why else (learner, "")
 
