@@ -42,8 +42,13 @@ def register_user_procedure(procedure: Any, kind: str) -> str:
     from simstudy.inference.procedures import Procedure
     from simstudy.studies.benchmark.procedures import as_procedure
 
+    from simstudy.inference.procedures import PROCEDURES
+
     if isinstance(procedure, str):
         return procedure
+    if isinstance(procedure, Procedure) and procedure.name in PROCEDURES \
+            and PROCEDURES[procedure.name].load() is procedure:
+        return procedure.name                       # a registered procedure: run under its registry name
     name = procedure.name if isinstance(procedure, Procedure) else \
         f"{getattr(procedure, '__module__', 'user')}:{getattr(procedure, '__qualname__', type(procedure).__name__)}"
     _IN_PROCESS[name] = as_procedure(procedure, name, kind)
