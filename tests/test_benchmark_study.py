@@ -140,3 +140,22 @@ def test_the_command_refuses_a_bad_scale_without_traceback(capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "Did you mean 'quick'" in err and "Traceback" not in err
+
+
+def test_cv_clt_streams_reproduce_the_cv_clt_intervals_and_truths():
+    import simstudy
+    from simstudy.studies.cv_clt.aggregate import procedure_intervals
+
+    cv = simstudy.run_study("cv_clt", population="hastie_10_2", sizes=[40], replicates=15, seed=2020, progress=False,
+                            learners={"ridge": {"_target_": "sklearn.linear_model.RidgeClassifier", "alpha": 1.0}},
+                            comparisons=[], nested_cv_replicates=0)
+    theirs = procedure_intervals(cv.records, 0.05)
+    ours = run_benchmark("ci", procedures=["kfold_t", "kfold_t_rho0.7", "cv_clt_all_pairs", "cv_clt_within_fold"],
+                         mechanisms=["hastie_10_2"], learners=["ridge"], losses=["zero_one"], sizes=[40],
+                         replicates=15, seed=2020, streams="cv_clt").run.records
+    for mine, name in [("kfold_t", "cv_t"), ("kfold_t_rho0.7", "cv_t_rho0.7"), ("cv_clt_all_pairs", "cv_clt_all_pairs"),
+                       ("cv_clt_within_fold", "cv_clt_within_fold")]:
+        rows = ours[ours["subject"] == mine].sort_values("replicate")
+        assert np.array_equal(rows["lower"].to_numpy(), np.asarray(theirs[name].low))
+        assert np.array_equal(rows["upper"].to_numpy(), np.asarray(theirs[name].high))
+        assert np.array_equal(rows["truth_R_n"].to_numpy(), cv.records["target"].to_numpy())

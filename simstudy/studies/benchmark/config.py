@@ -39,6 +39,9 @@ class BenchmarkConfig(StudyConfig):
     seed: int = 0
     #: Level of the intervals (1 - alpha) and tests; part of the records.
     alpha: float = 0.05
+    #: The random streams: "cells" (each data cell its own, see :mod:`.worker`) or "cv_clt" (the
+    #: sample and K-fold plan of the cv_clt study, :mod:`.cv_clt_streams`).
+    streams: str = "cells"
 
     def validate(self) -> None:
         check_names(self)
@@ -51,6 +54,8 @@ class BenchmarkConfig(StudyConfig):
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             fail("study.seed", self.seed, "use a non-negative integer seed.")
         validate_level(self.alpha)
+        if self.streams not in ("cells", "cv_clt"):
+            fail("study.streams", self.streams, "use 'cells' (the default) or 'cv_clt'.")
 
 
 def check_names(config: BenchmarkConfig) -> None:

@@ -124,7 +124,7 @@ class BenchmarkStudy(Study):
 
         c = self.config
         worker = BenchmarkWorker(self.cells, self.populations, self.learners, self.losses, self.procedures,
-                                 int(c.seed), float(c.alpha), on_error)
+                                 int(c.seed), float(c.alpha), on_error, str(c.streams))
         truth_conditions = [TruthCondition(cell) for cell in self.cells]
         truth = TruthWorker(truth_conditions, self.populations, self.learners, self.losses, int(c.seed), on_error)
         return [Phase("truth", truth_conditions, [int(c.truth_replicates)] * len(self.cells), truth,

@@ -10,6 +10,10 @@ depends on nothing but its own cell, procedure and replicate):
   independent twin of a learner compared with itself;
 - the model trained on all n points (Err_XY): keyed by (cell, "full", learner, copy).
 
+With ``streams="cv_clt"`` the sample, the K-fold plan (K = 10) and its fits follow the cv_clt
+study's streams instead (:mod:`.cv_clt_streams`), so that the procedures the two studies share
+give the same intervals on the same samples.
+
 A procedure that does not apply to the cell (:func:`~.procedures.applicability`) gets a row of
 kind ``"skipped"`` saying why; a replicate whose fits or formula fail is recorded with the error,
 never dropped.
@@ -29,6 +33,7 @@ from simstudy.populations.checks import draw_sample
 from simstudy.rng import condition_key, replicate_rng
 from simstudy.studies.base import Chunk, map_replicates
 from simstudy.studies.benchmark.cells import DataCell
+from simstudy.studies.benchmark.cv_clt_streams import cv_clt_start
 from simstudy.studies.benchmark.fitting import fit_full, fit_plan, residual_losses
 from simstudy.studies.benchmark.procedures import applicability
 from simstudy.studies.benchmark.truth import estimate_weights
@@ -66,6 +71,8 @@ class BenchmarkWorker:
     seed: int
     alpha: float
     on_error: str = "record"
+    #: "cells" (the streams above) or "cv_clt" (:func:`~.cv_clt_streams.cv_clt_start`).
+    streams: str = "cells"
 
     @property
     def subjects(self) -> tuple[str, ...]:
@@ -79,7 +86,7 @@ class BenchmarkWorker:
             return [(cell.learner, 0)]
         return [(pair[0], 0), (pair[1], 1 if pair[0] == pair[1] else 0)]
 
-    def _fits(self, cell, states, sample, plan, weights, r, tag):
+    def _fits(self, cell, states, sample, plan, weights, r, tag, shared=None):
         """Losses (A - B for a comparison), R_n truth, gamma and Err_XY of one design's plan."""
         population, loss = self.populations[cell.mechanism], self.losses.get(cell.loss)
         if not states:                                   # a residual mechanism: the losses are drawn
@@ -88,7 +95,8 @@ class BenchmarkWorker:
         parts = []
         for (name, copy), state in states.items():
             learner = self.learners[cell.mechanism, name, cell.loss]
-            rng = _stream(self.seed, r, cell=cell.key, design=tag, learner=name, copy=copy)
+            rng = shared.fit_rng(name, copy) if shared is not None else \
+                _stream(self.seed, r, cell=cell.key, design=tag, learner=name, copy=copy)
             parts.append(fit_plan(learner, state, sample, loss, plan, weights, population, rng, cell.task))
         if len(parts) == 1:
             fitted = parts[0]
@@ -115,12 +123,15 @@ class BenchmarkWorker:
         if not active:
             return [rows[name] for name in wanted]
         population = self.populations[cell.mechanism]
-        sample, states = None, {}
-        if not residual:
+        sample, states, shared = None, {}, None
+        if not residual and self.streams == "cv_clt":
+            sample, shared = cv_clt_start(population, cell.n, self.seed, r)
+        elif not residual:
             sample = draw_sample(population, cell.n, replicate_rng(self.seed, cell.key, r))
-            for name, copy in self._variants(cell):
-                learner = self.learners[cell.mechanism, name, cell.loss]
-                states[name, copy] = next((s for (m, _), s in states.items() if m == name), None) or learner.start(sample)
+        for name, copy in self._variants(cell):
+            learner = self.learners[cell.mechanism, name, cell.loss]
+            same = [state for (other, _), state in states.items() if other == name]
+            states[name, copy] = same[0] if same else learner.start(sample)
         full = np.nan
         if any(self.procedures[name].estimand == "Err_XY" for name in active):
             full = self._full_truth(cell, states, sample, r)
@@ -128,18 +139,22 @@ class BenchmarkWorker:
         for name in active:
             groups.setdefault(repr(self.procedures[name].design), []).append(name)
         for tag, names in groups.items():
-            rows.update(self._design_rows(cell, states, sample, r, tag, names, comparison, full))
+            rows.update(self._design_rows(cell, states, sample, r, tag, names, comparison, full, shared))
         return [rows[name] for name in wanted]
 
-    def _design_rows(self, cell, states, sample, r, tag, names, comparison, full) -> dict[str, dict]:
+    def _design_rows(self, cell, states, sample, r, tag, names, comparison, full, shared=None) -> dict[str, dict]:
         """The rows of the procedures sharing one design: one plan, one fit per split and learner."""
         kind = "test" if comparison else "interval"
         design = self.procedures[names[0]].design
         try:
             start = time.process_time()
-            plan = design.plan(cell.n, _stream(self.seed, r, cell=cell.key, design=tag, plan=True))
+            if shared is not None and tag == repr(shared.plan.design):
+                plan = shared.plan
+            else:
+                plan = design.plan(cell.n, _stream(self.seed, r, cell=cell.key, design=tag, plan=True))
+                shared = None
             weights = estimate_weights(plan)
-            losses, truth, gamma = self._fits(cell, states, sample, plan, weights, r, tag)
+            losses, truth, gamma = self._fits(cell, states, sample, plan, weights, r, tag, shared)
             split_losses = SplitLosses(plan, losses, gamma)
             fit_seconds = time.process_time() - start
         except Exception as exc:  # recorded for every procedure of the design, never dropped
@@ -187,4 +202,6 @@ def _weighted(weights: np.ndarray | None, risks: np.ndarray) -> float:
     if weights is None:
         return np.nan
     used = weights > 0
+    if np.all(weights[used] == weights[used][0]):   # equal test sizes: the plain mean, as cv_clt's R_n
+        return float(risks[used].mean())
     return float(weights[used] @ risks[used])
