@@ -37,7 +37,7 @@ def assert_calibrated(procedure: Any, *, kind: str = "interval", scale: str = "c
     AssertionError
         Listing the liberal cells (coverage or size, replicates, Clopper-Pearson bounds).
     """
-    from simstudy.studies.benchmark import certify
+    from simstudy.benchmark import certify
 
     certificate = certify(procedure, kind=kind, scale=scale, mechanisms=mechanisms, learners=learners, losses=losses,
                           sizes=sizes, replicates=replicates, seed=seed, alpha=alpha, family_error=family_error,

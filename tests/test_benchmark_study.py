@@ -9,7 +9,7 @@ import pytest
 
 from simstudy.errors import ConfigError
 from simstudy.inference.procedures import KFoldDesign, NestedCVDesign
-from simstudy.studies.benchmark import load_benchmark, run_benchmark
+from simstudy.benchmark import load_benchmark, run_benchmark
 from simstudy.studies.benchmark.aggregate import CELL_COLUMNS, aggregate_cells
 from simstudy.studies.benchmark.cells import cell_key, cell_seed
 from simstudy.studies.benchmark.truth import err_n_truth, estimate_weights

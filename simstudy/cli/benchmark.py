@@ -87,7 +87,7 @@ def benchmark_main(argv: list[str] | None = None) -> None:
     sizes = _sizes(args.sizes, "simstudy benchmark")
 
     def work():
-        from simstudy.studies.benchmark import run_benchmark
+        from simstudy.benchmark import run_benchmark
 
         out = Path(args.out or f"runs/benchmark_{args.scale}")
         result = run_benchmark(args.scale, procedures=args.procedures, mechanisms=args.mechanisms,
@@ -105,7 +105,7 @@ def certify_main(argv: list[str] | None = None) -> None:
     sizes = _sizes(args.sizes, "simstudy certify")
 
     def work():
-        from simstudy.studies.benchmark import certify
+        from simstudy.benchmark import certify
 
         certificate = certify(args.procedure, kind=args.kind, scale=args.scale, mechanisms=args.mechanisms,
                               learners=args.learners, losses=args.losses, sizes=sizes, replicates=args.replicates,

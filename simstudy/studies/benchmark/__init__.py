@@ -10,22 +10,19 @@ mechanisms, learners, losses and sizes, scored against exact or tightly estimate
 - :mod:`.worker`: one replicate of a data cell, one record per procedure;
 - :mod:`.aggregate`: records to the cell table;
 - :mod:`.study`: the :class:`~.study.BenchmarkStudy` the engine runs;
-- :mod:`.run`: :func:`run_benchmark`, :func:`load_benchmark`;
-- :mod:`.certificate`: a calibration certificate for one procedure.
+- :mod:`.result`: :class:`BenchmarkResult` and :func:`load_benchmark` (a run directory's cell table);
+- :mod:`.certificate`: the verdicts of a calibration certificate.
 
-Example::
-
-    from simstudy.studies.benchmark import run_benchmark
-    result = run_benchmark("ci", out="runs/benchmark_ci")
-    result.cells[["procedure", "mechanism", "estimand", "coverage"]]
+:mod:`simstudy.benchmark` runs it (:func:`~simstudy.benchmark.run_benchmark`,
+:func:`~simstudy.benchmark.certify`).
 """
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-_EXPORTS = {"run_benchmark": "run", "load_benchmark": "run", "BenchmarkResult": "run", "certify": "certificate",
-            "Certificate": "certificate", "SCALES": "scales"}
+_EXPORTS = {"load_benchmark": "result", "BenchmarkResult": "result", "Certificate": "certificate",
+            "SCALES": "scales"}
 
 __all__ = sorted(_EXPORTS)
 

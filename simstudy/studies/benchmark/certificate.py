@@ -1,4 +1,4 @@
-"""A calibration certificate for one procedure: its coverage (intervals) or size (tests) on the
+"""A calibration certificate for one procedure (:func:`simstudy.benchmark.certify` runs it): its coverage (intervals) or size (tests) on the
 benchmark's cells, with Monte Carlo errors and a verdict per cell and overall.
 
 The rule (``family_error`` a, m cells scored): each cell's k successes in R replicates (intervals:
@@ -23,42 +23,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from simstudy.errors import ConfigError
 
-__all__ = ["Certificate", "certify", "register_user_procedure", "verdicts"]
+__all__ = ["Certificate", "certificate_table", "overall", "verdicts"]
 
 VERDICTS = ("calibrated", "liberal", "conservative", "undecided")
-#: Procedures given as Python objects in this process, by the name the benchmark runs them under.
-_IN_PROCESS: dict[str, Any] = {}
-
-
-def register_user_procedure(procedure: Any, kind: str) -> str:
-    """The benchmark name of a procedure given as an object (a Procedure or a method-like function)."""
-    from simstudy.inference.procedures import Procedure
-    from simstudy.studies.benchmark.procedures import as_procedure
-
-    from simstudy.inference.procedures import PROCEDURES
-
-    if isinstance(procedure, str):
-        return procedure
-    if isinstance(procedure, Procedure) and procedure.name in PROCEDURES \
-            and PROCEDURES[procedure.name].load() is procedure:
-        return procedure.name                       # a registered procedure: run under its registry name
-    name = procedure.name if isinstance(procedure, Procedure) else \
-        f"{getattr(procedure, '__module__', 'user')}:{getattr(procedure, '__qualname__', type(procedure).__name__)}"
-    _IN_PROCESS[name] = as_procedure(procedure, name, kind)
-    return name
-
-
-def in_process(name: str) -> Any | None:
-    return _IN_PROCESS.get(name)
-
-
 @dataclass
 class Certificate:
     """A procedure's calibration certificate.
@@ -176,52 +150,3 @@ def certificate_table(cells: pd.DataFrame, procedure: str, kind: str, estimand: 
                           "cp_low": low, "cp_high": high, "nominal": nominal,
                           "truth_mcse": rows["truth_mcse"].to_numpy(), "verdict": verdict})
     return table, _rule(kind, family_error, tolerance, len(table))
-
-
-def certify(procedure: Any, *, kind: str = "interval", scale: str = "ci", mechanisms: Sequence[str] | None = None,
-            learners: Sequence[str] | None = None, losses: Sequence[str] | None = None,
-            sizes: Sequence[int] | None = None, replicates: int | None = None, seed: int = 0, alpha: float = 0.05,
-            family_error: float = 0.05, tolerance: float | None = None, out: str | Path | None = None,
-            n_jobs: int = 1) -> Certificate:
-    """Run ``procedure`` on the benchmark's cells and judge its calibration (see the module docstring).
-
-    Parameters
-    ----------
-    procedure : str, Procedure or function
-        A registry name, an import path ``package.module:attribute``, a
-        :class:`~simstudy.inference.procedures.Procedure`, or a function with the call signature of
-        a registered procedure's method, ``f(procedure, losses, alpha, mu0, alternative) -> outcome``
-        (attributes ``design``, ``estimand``, ``kind`` optional: see :mod:`.procedures`).
-    kind : {"interval", "test"}
-        Judge its coverage (of its own estimand) or the size of its test (cells with a true null).
-    scale, mechanisms, learners, losses, sizes, replicates, seed, alpha
-        The benchmark grid (:func:`~.run.run_benchmark`); for tests the default learners are the
-        scale's comparisons.
-    family_error : float
-        The family-wise error rate of the verdicts.
-    tolerance : float, optional
-        Half-width of the band a calibrated cell's interval must lie in (default 0.025 for
-        coverage, alpha / 2 for size).
-    out : path, optional
-        Write ``certificate.md`` and ``certificate.csv`` there.
-    """
-    from simstudy.studies.benchmark.procedures import resolve_procedure
-    from simstudy.studies.benchmark.run import run_benchmark
-    from simstudy.studies.benchmark.scales import SCALES
-
-    if kind not in ("interval", "test"):
-        raise ConfigError(f"kind={kind!r} is invalid: use 'interval' or 'test'.")
-    if not 0 < family_error < 1:
-        raise ConfigError(f"family_error={family_error!r} is invalid: use a rate in (0, 1), e.g. 0.05.")
-    name = register_user_procedure(procedure, kind)
-    proc = resolve_procedure(name, kind)
-    if learners is None and kind == "test" and scale in SCALES:
-        learners = list(SCALES[scale].comparisons)
-    result = run_benchmark(scale, procedures=[name], mechanisms=mechanisms, learners=learners, losses=losses,
-                           sizes=sizes, replicates=replicates, seed=seed, alpha=alpha, n_jobs=n_jobs)
-    tolerance = tolerance if tolerance is not None else (0.025 if kind == "interval" else alpha / 2)
-    table, rule = certificate_table(result.cells, name, kind, proc.estimand, alpha, family_error, tolerance)
-    certificate = Certificate(name, kind, proc.estimand, overall(table["verdict"]), table, rule)
-    if out is not None:
-        certificate.write(out)
-    return certificate

@@ -62,7 +62,7 @@ def check_names(config: BenchmarkConfig) -> None:
     """Every name is registered (or, for procedures, an import path); the nearest valid name otherwise."""
     from simstudy.inference.procedures import PROCEDURES
     from simstudy.registry import LEARNERS, LOSSES, POPULATIONS
-    from simstudy.studies.benchmark.certificate import in_process
+    from simstudy.studies.benchmark.procedures import in_process
 
     for field, values, registry in (("procedures", config.procedures, PROCEDURES),
                                     ("mechanisms", config.mechanisms, POPULATIONS), ("losses", config.losses, LOSSES)):

@@ -15,7 +15,29 @@ from typing import Any
 
 from simstudy.errors import ConfigError
 
-__all__ = ["resolve_procedure", "as_procedure", "applicability"]
+__all__ = ["applicability", "as_procedure", "in_process", "register_user_procedure", "resolve_procedure"]
+
+#: Procedures given as Python objects in this process, by the name the benchmark runs them under.
+_IN_PROCESS: dict[str, Any] = {}
+
+
+def register_user_procedure(procedure: Any, kind: str) -> str:
+    """The benchmark name of a procedure given as an object (a Procedure or a method-like function)."""
+    from simstudy.inference.procedures import PROCEDURES, Procedure
+
+    if isinstance(procedure, str):
+        return procedure
+    if isinstance(procedure, Procedure) and procedure.name in PROCEDURES \
+            and PROCEDURES[procedure.name].load() is procedure:
+        return procedure.name                       # a registered procedure: run under its registry name
+    name = procedure.name if isinstance(procedure, Procedure) else \
+        f"{getattr(procedure, '__module__', 'user')}:{getattr(procedure, '__qualname__', type(procedure).__name__)}"
+    _IN_PROCESS[name] = as_procedure(procedure, name, kind)
+    return name
+
+
+def in_process(name: str) -> Any | None:
+    return _IN_PROCESS.get(name)
 
 
 def as_procedure(obj: Any, name: str, kind: str | None = None) -> Any:
@@ -48,8 +70,6 @@ def resolve_procedure(name: str, kind: str | None = None) -> Any:
     """The Procedure named ``name``: a registry name or an import path ``package.module:attribute``."""
     from simstudy.inference.procedures import PROCEDURES
     from simstudy.registry import import_path
-
-    from simstudy.studies.benchmark.certificate import in_process
 
     if in_process(name) is not None:
         return as_procedure(in_process(name), name, kind)

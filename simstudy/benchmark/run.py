@@ -1,36 +1,13 @@
-"""The Python entry point of the benchmark: :func:`run_benchmark`, :func:`load_benchmark`, :class:`BenchmarkResult`."""
+"""Running the benchmark through the engine: :func:`run_benchmark` (its result: :class:`BenchmarkResult`)."""
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-import pandas as pd
-
 from simstudy.errors import ConfigError
+from simstudy.studies.benchmark.result import BenchmarkResult
 
-__all__ = ["BenchmarkResult", "benchmark_params", "load_benchmark", "run_benchmark"]
-
-
-@dataclass
-class BenchmarkResult:
-    """A benchmark's cell table and its resolved grid.
-
-    Attributes
-    ----------
-    cells : DataFrame
-        One row per (procedure, mechanism, learner, loss, n, estimand); columns of ``BENCH_CONTRACT.md``.
-    config : dict
-        The grid (scale, procedures, mechanisms, learners, losses, sizes, replicates, seed, alpha)
-        and ``mcse_target``.
-    run : StudyResult or None
-        The engine's result (records, manifest) when the benchmark ran in this process.
-    """
-
-    cells: pd.DataFrame
-    config: dict[str, Any]
-    run: Any = field(default=None, repr=False)
+__all__ = ["benchmark_params", "run_benchmark"]
 
 
 def _names(field_name: str, value: Any) -> list | None:
@@ -95,15 +72,3 @@ def run_benchmark(scale: str = "quick", *, procedures: Sequence[str] | None = No
                        runner={"on_error": on_error}, **params)
     config = {**run_config(result.study.config), "left_out": result.study.left_out}
     return BenchmarkResult(result.summary, config, result)
-
-
-def load_benchmark(out: str | Path) -> BenchmarkResult:
-    """The cell table and grid of a benchmark run directory (``cells.parquet``, ``config.json``)."""
-    out = Path(out)
-    try:
-        cells = pd.read_parquet(out / "cells.parquet")
-        config = json.loads((out / "config.json").read_text())
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"out={str(out)!r} is not a finished benchmark run ({type(exc).__name__}: {exc}); run "
-                          "simstudy benchmark --out there first.") from None
-    return BenchmarkResult(cells, config)
