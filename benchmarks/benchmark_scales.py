@@ -4,6 +4,7 @@ Usage (from the project root):
 
     python benchmarks/benchmark_scales.py                 # quick run + full estimate
     python benchmarks/benchmark_scales.py --skip-quick    # the full estimate only
+    python benchmarks/benchmark_scales.py --quick-from quick.json   # record an earlier quick measurement
 
 The quick scale runs as a user types it, ``simstudy benchmark --scale quick --n-jobs 2 --out DIR``,
 in a new process: its wall time, CPU time (the process and its workers) and the 1-minute load
@@ -81,6 +82,7 @@ def _per_fit_cost(population, learner, loss, n: int, rng) -> float:
 def estimate_full() -> dict:
     """The full scale's CPU seconds from per-fit costs (see the module docstring)."""
     from simstudy.cv.losses import resolve_loss
+    from simstudy.errors import DataUnavailableError
     from simstudy.populations import build_population
     from simstudy.studies.benchmark.config import BenchmarkConfig
     from simstudy.studies.benchmark.procedures import resolve_procedure
@@ -91,7 +93,13 @@ def estimate_full() -> dict:
     config = BenchmarkConfig(scale="full", procedures=list(grid.procedures), mechanisms=list(grid.mechanisms),
                              learners=list(grid.learners + grid.comparisons), losses=list(grid.losses),
                              sizes=list(grid.sizes), replicates=grid.replicates, truth_replicates=grid.truth_replicates)
-    populations = {m: build_population(m) for m in config.mechanisms}
+    populations, unavailable = {}, {}
+    for m in config.mechanisms:
+        try:
+            populations[m] = build_population(m)
+        except DataUnavailableError as exc:          # e.g. Letter offline: left out of the estimate, said so
+            unavailable[m] = " ".join(str(exc).split())[:200]
+    config.mechanisms = list(populations)
     losses = {name: resolve_loss(name) for name in config.losses}
     cells, learners, _ = build_cells(config, populations, losses)
     designs = {repr(p.design): p.design for p in (resolve_procedure(name) for name in config.procedures)}
@@ -117,7 +125,8 @@ def estimate_full() -> dict:
         names = cell.pair or (cell.learner,)
         c = sum(per_fit(cell.mechanism, name, cell.n) for name in names)
         cpu += config.replicates * fits[cell.n] * c + config.truth_replicates * c
-    return {"procedures": len(config.procedures), "mechanisms": len(config.mechanisms),
+    return {"procedures": len(config.procedures), "mechanisms": len(grid.mechanisms),
+            "mechanisms_not_estimated": unavailable,
             "learners": len(grid.learners), "comparisons": len(grid.comparisons), "losses": len(config.losses),
             "sizes": list(config.sizes), "replicates": config.replicates, "data_cells": len(cells),
             "fits_per_replicate": fits, "estimated_cpu_s": round(cpu), "estimated_wall_h_2_cores": round(cpu / 2 / 3600, 1),
@@ -127,12 +136,16 @@ def estimate_full() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-quick", action="store_true")
+    parser.add_argument("--quick-from", default=None,
+                        help="a JSON file holding an earlier run_quick() measurement (with its commit) to record")
     args = parser.parse_args()
     record = {"workload": "benchmark-scales", "date": time.strftime("%Y-%m-%d %H:%M:%S"), **machine(),
               "cores": os.cpu_count(), "python": sys.version.split()[0],
               "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                        cwd=ROOT).stdout.strip()}
-    if not args.skip_quick:
+    if args.quick_from:
+        record["quick"] = json.loads(Path(args.quick_from).read_text())
+    elif not args.skip_quick:
         record["quick"] = run_quick()
         print(json.dumps(record["quick"]), flush=True)
     record["full_estimate"] = estimate_full()
