@@ -11,7 +11,8 @@ in a new process: its wall time, CPU time (the process and its workers) and the 
 average before and after (the machine is shared; a load above the core count means the wall time
 is not the benchmark's alone). The full scale is not run: its CPU time is estimated from
 measured per-fit costs. For every (mechanism, learner) of the full grid, one 5-fold plan is
-fitted (5 fits, each scored and its true error computed) at the smallest and the largest size;
+fitted (5 fits, each scored and its true error computed) at the smallest and the largest size,
+after one discarded warm-up plan (compiled kernels, caches);
 the cost per fit c(n) is interpolated linearly in n between them. A data cell of size n then
 costs replicates x F(n) x c(n) (F(n): the fits per replicate of every distinct design of the
 full procedures, leave-one-out's n included; every fit charged a true error, which
@@ -110,6 +111,7 @@ def estimate_full() -> dict:
     for (mechanism, name, loss), learner in learners.items():
         key = (mechanism, name)
         if key not in cost:
+            _per_fit_cost(populations[mechanism], learner, losses[loss], lo, rng)   # warm-up: compiled kernels, caches
             c = [_per_fit_cost(populations[mechanism], learner, losses[loss], n, rng) for n in (lo, hi)]
             cost[key] = c
             print(f"{mechanism} {name}: {c[0]:.4f} s/fit at n={lo}, {c[1]:.4f} at n={hi}", flush=True)
