@@ -11,9 +11,10 @@ in a new process: its wall time, CPU time (the process and its workers) and the 
 average before and after (the machine is shared; a load above the core count means the wall time
 is not the benchmark's alone). The full scale is not run: its CPU time is estimated from
 measured per-fit costs. For every (mechanism, learner) of the full grid, one 5-fold plan is
-fitted (5 fits, each scored and its true error computed) at the smallest and the largest size,
-after one discarded warm-up plan (compiled kernels, caches);
-the cost per fit c(n) is interpolated linearly in n between them. A data cell of size n then
+fitted (5 fits, each scored and its true error computed) at the largest size; on the learner's
+first mechanism also at the smallest (after one discarded warm-up plan: compiled kernels,
+caches), whose ratio c(smallest) / c(largest) serves the learner's other mechanisms. The cost
+per fit c(n) is interpolated linearly in n between the two sizes. A data cell of size n then
 costs replicates x F(n) x c(n) (F(n): the fits per replicate of every distinct design of the
 full procedures, leave-one-out's n included; every fit charged a true error, which
 overestimates the bootstrap's) plus truth_replicates x c(n); a comparison costs both learners'.
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -65,7 +67,7 @@ def run_quick() -> dict:
             "data_cells": int(manifest.get("cells", 0)), "replicates_failed": int(manifest["replicates_failed"])}
 
 
-def _per_fit_cost(population, learner, loss, n: int, rng) -> float:
+def _per_fit_cost(population, learner, loss, n: int, rng=None) -> float:
     """CPU seconds per fit (fit, score, true error) of one 5-fold plan at size n."""
     from simstudy.inference.procedures import KFoldDesign
     from simstudy.populations.checks import draw_sample
@@ -107,14 +109,22 @@ def estimate_full() -> dict:
     fits = {n: sum(d.fits(n) for d in designs.values()) for n in config.sizes}
     lo, hi = min(config.sizes), max(config.sizes)
     cost: dict[tuple, float] = {}
+    ratio: dict[str, float] = {}                     # c(lo) / c(hi) per learner, from its first mechanism
     rng = np.random.default_rng(0)
     for (mechanism, name, loss), learner in learners.items():
         key = (mechanism, name)
-        if key not in cost:
-            _per_fit_cost(populations[mechanism], learner, losses[loss], lo, rng)   # warm-up: compiled kernels, caches
-            c = [_per_fit_cost(populations[mechanism], learner, losses[loss], n, rng) for n in (lo, hi)]
-            cost[key] = c
-            print(f"{mechanism} {name}: {c[0]:.4f} s/fit at n={lo}, {c[1]:.4f} at n={hi}", flush=True)
+        if key in cost:
+            continue
+        probe = partial(_per_fit_cost, populations[mechanism], learner, losses[loss], rng=rng)
+        if name not in ratio:
+            probe(lo)                                # warm-up: compiled kernels, caches
+            low = probe(lo)
+            high = probe(hi)
+            ratio[name] = low / high if high > 0 else 1.0
+        else:
+            high = probe(hi)
+        cost[key] = [ratio[name] * high, high]
+        print(f"{mechanism} {name}: {cost[key][0]:.4f} s/fit at n={lo}, {high:.4f} at n={hi}", flush=True)
 
     def per_fit(mechanism, name, n):
         if (mechanism, name) not in cost:
