@@ -82,8 +82,35 @@ def _per_fit_cost(population, learner, loss, n: int, rng=None) -> float:
     return (time.process_time() - start) / plan.splits
 
 
-def estimate_full() -> dict:
-    """The full scale's CPU seconds from per-fit costs (see the module docstring)."""
+def _logged_costs(path: str | None) -> dict[tuple, list[float]]:
+    """Per-fit costs printed by an earlier run ("mechanism learner: a s/fit at n=.., b at n=..")."""
+    import re
+
+    out = {}
+    if path:
+        for line in Path(path).read_text().splitlines():
+            found = re.match(r"(\S+) (\S+): ([0-9.]+) s/fit at n=\d+, ([0-9.]+) at n=\d+$", line)
+            if found:
+                out[found[1], found[2]] = [float(found[3]), float(found[4])]
+    return out
+
+
+def _impute(cost: dict, learners) -> list[str]:
+    """Costs of the (mechanism, learner) pairs not probed: the median over the learner's probed mechanisms."""
+    imputed = []
+    for (mechanism, name, _) in learners:
+        if (mechanism, name) not in cost:
+            known = [c for (m, other), c in cost.items() if other == name]
+            if known:
+                cost[mechanism, name] = list(np.median(np.array(known), axis=0))
+                imputed.append(f"{mechanism}/{name}")
+    return imputed
+
+
+def estimate_full(logged: str | None = None, budget: float = float("inf")) -> dict:
+    """The full scale's CPU seconds from per-fit costs (see the module docstring); costs ``logged`` by an
+    earlier run are reused, and once ``budget`` seconds of probing are spent the remaining
+    (mechanism, learner) pairs get the median cost of the learner's probed mechanisms."""
     from simstudy.cv.losses import resolve_loss
     from simstudy.errors import DataUnavailableError
     from simstudy.populations import build_population
@@ -108,12 +135,13 @@ def estimate_full() -> dict:
     designs = {repr(p.design): p.design for p in (resolve_procedure(name) for name in config.procedures)}
     fits = {n: sum(d.fits(n) for d in designs.values()) for n in config.sizes}
     lo, hi = min(config.sizes), max(config.sizes)
-    cost: dict[tuple, float] = {}
-    ratio: dict[str, float] = {}                     # c(lo) / c(hi) per learner, from its first mechanism
+    cost: dict[tuple, list[float]] = dict(_logged_costs(logged))
+    ratio: dict[str, float] = {name: c[0] / c[1] for (_, name), c in cost.items() if c[1] > 0}
     rng = np.random.default_rng(0)
+    started = time.perf_counter()
     for (mechanism, name, loss), learner in learners.items():
         key = (mechanism, name)
-        if key in cost:
+        if key in cost or time.perf_counter() - started > budget:
             continue
         probe = partial(_per_fit_cost, populations[mechanism], learner, losses[loss], rng=rng)
         if name not in ratio:
@@ -125,6 +153,8 @@ def estimate_full() -> dict:
             high = probe(hi)
         cost[key] = [ratio[name] * high, high]
         print(f"{mechanism} {name}: {cost[key][0]:.4f} s/fit at n={lo}, {high:.4f} at n={hi}", flush=True)
+
+    imputed = _impute(cost, learners)
 
     def per_fit(mechanism, name, n):
         if (mechanism, name) not in cost:
@@ -138,7 +168,7 @@ def estimate_full() -> dict:
         c = sum(per_fit(cell.mechanism, name, cell.n) for name in names)
         cpu += config.replicates * fits[cell.n] * c + config.truth_replicates * c
     return {"procedures": len(config.procedures), "mechanisms": len(grid.mechanisms),
-            "mechanisms_not_estimated": unavailable,
+            "mechanisms_not_estimated": unavailable, "costs_imputed": imputed,
             "learners": len(grid.learners), "comparisons": len(grid.comparisons), "losses": len(config.losses),
             "sizes": list(config.sizes), "replicates": config.replicates, "data_cells": len(cells),
             "fits_per_replicate": fits, "estimated_cpu_s": round(cpu), "estimated_wall_h_2_cores": round(cpu / 2 / 3600, 1),
@@ -148,6 +178,9 @@ def estimate_full() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-quick", action="store_true")
+    parser.add_argument("--costs-from", default=None, help="reuse the per-fit costs printed by an earlier run")
+    parser.add_argument("--probe-seconds", type=float, default=float("inf"),
+                        help="stop probing after this long; the rest get the learner's median cost")
     parser.add_argument("--quick-from", default=None,
                         help="a JSON file holding an earlier run_quick() measurement (with its commit) to record")
     args = parser.parse_args()
@@ -160,7 +193,7 @@ def main() -> None:
     elif not args.skip_quick:
         record["quick"] = run_quick()
         print(json.dumps(record["quick"]), flush=True)
-    record["full_estimate"] = estimate_full()
+    record["full_estimate"] = estimate_full(args.costs_from, args.probe_seconds)
     RECORDS.parent.mkdir(parents=True, exist_ok=True)
     with RECORDS.open("a") as fh:
         fh.write(json.dumps(record) + "\n")
