@@ -192,3 +192,31 @@ def test_replicate_count_is_justified_by_its_monte_carlo_error():
     text = replicate_justification(1000, 0.95)
     assert "0.0069" in text and "MCSE ≤ 0.01" in text and "R ≥ 1,900" not in text
     assert "misses it" in replicate_justification(1000, 0.95, {"mcse": 0.005})
+
+
+def test_the_docs_page_links_the_site_of_a_committed_run_or_says_not_yet_run(tmp_path):
+    """docs/sphinxext/benchsite.py: a placeholder without a run; with one, the site beside the pages,
+    a link to it and the leaderboard's head as valid reStructuredText; the site is rewritten only
+    when the run changes."""
+    import sys
+
+    from docutils.core import publish_doctree
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "docs" / "sphinxext"))
+    import benchsite
+
+    run, extra = tmp_path / "run", tmp_path / "extra"
+    run.mkdir()
+    assert "Not yet run" in benchsite.benchmark_results_rst(run, extra) and not (extra / "benchmark").exists()
+    cells = fake_cells(mechanisms=("logistic",))
+    cells.to_parquet(run / "cells.parquet")
+    (run / "config.json").write_text(json.dumps(fake_config()))
+    text = benchsite.benchmark_results_rst(run, extra)
+    assert "<benchmark/index.html>`_" in text and (extra / "benchmark" / "index.html").is_file()
+    stamp = (extra / "benchmark" / "index.html").stat().st_mtime_ns
+    assert benchsite.benchmark_results_rst(run, extra) == text
+    assert (extra / "benchmark" / "index.html").stat().st_mtime_ns == stamp     # not rewritten
+    tree = publish_doctree(text, settings_overrides={"report_level": 2, "halt_level": 2})
+    assert sum(node.tagname == "table" for node in tree.findall()) == 2     # R_n and Err_n

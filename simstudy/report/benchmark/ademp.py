@@ -23,7 +23,8 @@ def replicate_justification(replicates: int, nominal: float = 0.95, target: Any 
     """The sentence that justifies R replicates by the Monte Carlo error of a coverage at the nominal.
 
     ``target``: the run's own ``mcse_target`` (a number, or a mapping with a number under
-    ``"mcse"`` or ``"target"``); without one, the smallest of :data:`MCSE_TARGETS` that R meets.
+    ``"mcse"`` or ``"target"``); without one, the smallest of :data:`MCSE_TARGETS` that R meets
+    (and the run's own ``"justification"`` text, when it has one, is quoted).
     """
     if not replicates or replicates <= 0:
         return "No replicate gave an outcome: no Monte Carlo error can be stated."
@@ -40,7 +41,8 @@ def replicate_justification(replicates: int, nominal: float = 0.95, target: Any 
     if not met:
         return text + f" It meets none of the targets {', '.join(map(str, MCSE_TARGETS))}: a coarse run."
     needed = math.ceil(nominal * (1 - nominal) / met[0] ** 2)
-    extra = f" The run states: {esc(target)}." if isinstance(target, str) and target else ""
+    stated = target.get("justification") if isinstance(target, dict) else target
+    extra = f" The run states: {esc(stated)}" if isinstance(stated, str) and stated else ""
     return text + f" It meets the target MCSE ≤ {met[0]:g} (which needs R ≥ {needed:,}).{extra}"
 
 

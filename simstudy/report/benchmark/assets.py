@@ -31,7 +31,7 @@ table.text td,table.text th{white-space:normal;text-align:left;vertical-align:to
 form.filters{background:#f6f8fa;border:1px solid #e1e4e8;border-radius:6px;padding:.6em .8em;position:sticky;top:0;
 z-index:2}
 form.filters label{margin-right:1.2em;font-size:.9em}select{font-size:.9em}
-figure{margin:1em 0 2em}figure.heat img{width:min(100%,780px)}figure img{max-width:100%;border:1px solid #eee}figcaption{font-size:.85em;color:#555}
+figure{margin:1em 0 2em}figure.heat img{max-width:100%}figure img{max-width:100%;border:1px solid #eee}figcaption{font-size:.85em;color:#555}
 .agrees{color:#1a7f37;font-weight:bold}.disagrees{color:#c62828;font-weight:bold}.note{background:#fff8e1;
 border-left:4px solid #f0c36d;padding:.5em .8em;font-size:.9em}
 ul.cells{columns:3;font-size:.85em}.crumbs{font-size:.9em}

@@ -13,7 +13,19 @@ import pandas as pd
 from simstudy.report.benchmark.schulz_kuempel import CLAIMS, THEIR_SETTING, THEIR_UNDERCOVERAGE_CUTOFF, Claim
 from simstudy.report.benchmark.scores import DATA_CELL, scored_cells
 
-__all__ = ["compare_with_schulz_kuempel", "setting_differences"]
+__all__ = ["compare_with_schulz_kuempel", "setting_differences", "CHECK_RULES"]
+
+#: How each check decides "agrees" (shown under the comparison table).
+CHECK_RULES = {
+    "among the robust": f"their screen on our cells: mean under-coverage, mean of max(0, nominal − coverage), at most "
+                        f"{THEIR_UNDERCOVERAGE_CUTOFF:.2f}",
+    "the subset they recommend": "each of the three in the better half of our interval leaderboard (share of cells "
+                                 "within nominal ± 2 MCSE₀)",
+    "liberal / too liberal": "median of coverage − nominal below 0 over our cells",
+    "conservative": "median of coverage − nominal above 0",
+    "asymptotically exact": "at our largest n, median coverage − nominal within ± 2 MCSE₀",
+    "very similar": "median |difference of the two coverages| over common cells within 2 MCSE₀",
+}
 
 
 def setting_differences(cells: pd.DataFrame, config: dict) -> str:
@@ -24,9 +36,16 @@ def setting_differences(cells: pd.DataFrame, config: dict) -> str:
     replicates = int(config.get("replicates") or cells["replicates"].max() or 0)
     mcse = cells["truth_mcse"].max()
     truths = "exact truths" if not mcse > 0 else f"exact or Monte Carlo truths (error <= {mcse:.2g})"
-    return (f"Our n = {sizes[0]}-{sizes[-1]} (theirs {theirs[0]}-{theirs[-1]}); {replicates} replicates per cell "
+    return (f"Our n = {_span(sizes)} (theirs {theirs[0]}-{theirs[-1]}); {replicates} replicates per cell "
             f"(theirs {THEIR_SETTING['replicates']}); our learners {learners} (theirs {THEIR_SETTING['learners']}); "
             f"{truths} (theirs: {THEIR_SETTING['data']}).")
+
+
+def _span(sizes) -> str:
+    """``"50-400"``, or ``"40"`` for one size."""
+    if not sizes:
+        return "none"
+    return str(sizes[0]) if sizes[0] == sizes[-1] else f"{sizes[0]}-{sizes[-1]}"
 
 
 #: Their target for each of our estimands.
@@ -40,7 +59,7 @@ def compare_with_schulz_kuempel(cells: pd.DataFrame, config: dict) -> pd.DataFra
     frame = scored_cells(cells)
     frame = frame[(frame["kind"] == "interval") & frame["within"].notna()]
     sizes = sorted(set(frame["n"]))
-    span = f"our n {sizes[0]}-{sizes[-1]} vs theirs 100-10,000" if sizes else ""
+    span = f"our n = {_span(sizes)} vs theirs 100-10,000"
     rows = []
     for claim in CLAIMS:
         estimand = next((e for e in claim.estimands if (frame["estimand"] == e).any()), None)

@@ -17,7 +17,7 @@ import pandas as pd
 from simstudy.report.benchmark.scores import cell_slug, scored_cells
 from simstudy.report.figures import plt, save_figure
 
-__all__ = ["coverage_grid", "heatmap_figure", "GAP_SCALE_MIN"]
+__all__ = ["coverage_grid", "heatmap_figure", "figure_inches", "GAP_SCALE_MIN"]
 
 #: The smallest half-range of the colour scale: a grid whose gaps are all tiny is not painted dark.
 GAP_SCALE_MIN = 0.05
@@ -47,6 +47,11 @@ def coverage_grid(cells: pd.DataFrame, estimand: str, procedures=None) -> pd.Dat
     return grid
 
 
+def figure_inches(procedures: int, mechanisms: int) -> tuple[float, float]:
+    """Width and height of the heat map figure: room for every label and a square per cell."""
+    return 2.6 + 0.62 * max(mechanisms, 2), 1.3 + 0.3 * max(procedures, 2)
+
+
 def heatmap_figure(grid: pd.DataFrame, estimand: str, path: Path) -> Path:
     """The grid as a colour-coded matrix (SVG or PNG by the suffix of ``path``), text = mean coverage."""
     procedures = list(dict.fromkeys(grid["procedure"]))
@@ -54,8 +59,7 @@ def heatmap_figure(grid: pd.DataFrame, estimand: str, path: Path) -> Path:
     gap = grid.pivot(index="procedure", columns="mechanism", values="gap").reindex(procedures)[mechanisms]
     coverage = grid.pivot(index="procedure", columns="mechanism", values="coverage").reindex(procedures)[mechanisms]
     half = max(GAP_SCALE_MIN, float(np.nanmax(np.abs(gap.to_numpy()))) if gap.size else GAP_SCALE_MIN)
-    width = 2.6 + 0.62 * max(len(mechanisms), 2)
-    height = 1.3 + 0.3 * max(len(procedures), 2)
+    width, height = figure_inches(len(procedures), len(mechanisms))
     with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 8}):
         fig, ax = plt.subplots(figsize=(width, height))
         image = ax.imshow(np.ma.masked_invalid(gap.to_numpy()), cmap="RdBu", vmin=-half, vmax=half, aspect="auto")

@@ -9,6 +9,8 @@ import json
 import numpy as np
 import pandas as pd
 
+from simstudy.report.benchmark.comparison import CHECK_RULES
+from simstudy.report.benchmark.heatmap import figure_inches
 from simstudy.report.benchmark.markup import esc, html_table, number, page_frame
 from simstudy.report.benchmark.schulz_kuempel import METHOD_MAP
 
@@ -79,13 +81,19 @@ def _heat_section(grids: dict, figures: dict) -> str:
             f'<td><a href="cells/{esc(links.loc[p, m])}.html">{number(table.loc[p, m])}</a></td>'
             if isinstance(links.loc[p, m], str) else "<td></td>" for m in table.columns) + "</tr>" for p in procedures)
         parts.append(f'<h3 id="heat-{esc(estimand)}">Coverage of {esc(estimand)}</h3>'
-                     f'<figure class="heat"><img src="{esc(figures[estimand])}" alt="heat map of coverage minus nominal, '
+                     f'<figure class="heat"><img src="{esc(figures[estimand])}" style="width:{_pixels(grid)}px" '
+                     f'alt="heat map of coverage minus nominal, '
                      f'procedure by mechanism, {esc(estimand)}"><figcaption>All cells of {esc(estimand)}: mean over '
                      "learners, losses and n.</figcaption></figure>"
                      f'<p class="meta">The same, filtered:</p><div class="scroll"><table class="heat" '
                      f'data-estimand="{esc(estimand)}"><thead><tr><th>procedure</th>{head}</tr></thead>'
                      f"<tbody>{body}</tbody></table></div>")
     return "\n".join(parts)
+
+
+def _pixels(grid: pd.DataFrame) -> int:
+    """The heat map's width on the page: its size in inches at 120 pixels per inch (text as in the tables)."""
+    return int(120 * figure_inches(grid["procedure"].nunique(), grid["mechanism"].nunique())[0])
 
 
 def _comparison_section(comparison: pd.DataFrame, setting: str) -> str:
@@ -99,6 +107,8 @@ def _comparison_section(comparison: pd.DataFrame, setting: str) -> str:
             "Only statements we could check in their summary, their analysis code and their R package's "
             "documentation are listed (the column <i>source</i>); each is tested on our cell table.</p>"
             f'<p class="note">{esc(setting)}</p>' + table
+            + "<p>How a point is decided:</p><ul>" + "".join(f"<li><i>{esc(k)}</i>: {esc(v)}</li>"
+                                                          for k, v in CHECK_RULES.items()) + "</ul>"
             + "<h3>Their methods and ours</h3>" + html_table(mapping, {c: "" for c in mapping.columns}, classes="text"))
 
 
