@@ -26,8 +26,8 @@ from simstudy.report.benchmark.table import checked_cells
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """A site written once from a made-up table of two mechanisms (24 data cells)."""
-    cells = fake_cells(mechanisms=("friedman1", "letter"))
+    """A site written once from a made-up table of one mechanism (12 data cells, one all failed)."""
+    cells = fake_cells(mechanisms=("letter",))
     out = tmp_path_factory.mktemp("site")
     index = write_benchmark_site(FakeResult(cells, fake_config()), out)
     return index, checked_cells(cells)
@@ -95,6 +95,7 @@ def test_site_files_exist(site):
         assert f'id="{anchor}"' in text
     for link in re.findall(r'href="(cells/[^"]+)"', text):
         assert (out / link).is_file(), link
+    assert "#67001f" in (out / "site.js").read_text()     # the figure's colour map, darkest red
     assert "No replicate of this data cell gave an outcome" in (out / "cells" / "letter__tree__log_loss__n100.html"
                                                                  ).read_text()
 
@@ -211,6 +212,7 @@ def test_the_docs_page_links_the_site_of_a_committed_run_or_says_not_yet_run(tmp
     run.mkdir()
     assert "Not yet run" in benchsite.benchmark_results_rst(run, extra) and not (extra / "benchmark").exists()
     cells = fake_cells(mechanisms=("logistic",))
+    cells = cells[cells["n"] == 100]
     cells.to_parquet(run / "cells.parquet")
     (run / "config.json").write_text(json.dumps(fake_config()))
     text = benchsite.benchmark_results_rst(run, extra)
@@ -220,3 +222,4 @@ def test_the_docs_page_links_the_site_of_a_committed_run_or_says_not_yet_run(tmp
     assert (extra / "benchmark" / "index.html").stat().st_mtime_ns == stamp     # not rewritten
     tree = publish_doctree(text, settings_overrides={"report_level": 2, "halt_level": 2})
     assert sum(node.tagname == "table" for node in tree.findall()) == 2     # R_n and Err_n
+

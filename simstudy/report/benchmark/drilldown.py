@@ -70,7 +70,10 @@ def cell_figure(rows: pd.DataFrame, path: Path) -> Path:
             axes[1].barh(y, -part["miss_left"], height=0.2, color=colour, alpha=0.8)
             axes[1].barh(y, part["miss_right"], height=0.2, color=colour, alpha=0.45)
     axes[0].set_xlabel("rejection rate (alpha: line)" if test else "coverage, 95% Wilson interval")
-    for ax, title in zip(axes, ("coverage" if not test else "rejection rate", "misses", "width")):
+    nulls = set(rows["null_true"]) if test else set()
+    first = {frozenset({True}): "size (null true)", frozenset({False}): "power (null false)"}.get(
+        frozenset(nulls), "size where the null is true, else power") if test else "coverage"
+    for ax, title in zip(axes, (first, "misses", "width")):
         ax.set_title(title, fontsize=9, loc="right")
     if not test:
         _miss_and_width(axes, rows, estimands[0], position, 1 - nominal)
@@ -105,26 +108,36 @@ def cell_page(slug: str, rows: pd.DataFrame, figure_name: str) -> str:
     frame = scored_cells(rows).sort_values(["estimand", "procedure"], key=lambda s: s.map(
         {"R_n": "0", "Err_n": "1"}).fillna(s) if s.name == "estimand" else s, kind="stable")
     frame["within"] = frame["within"].map({1.0: "yes", 0.0: "no"}).fillna("")
+    test = (frame["kind"] == "test").all()
+    frame["measures"] = np.where(frame["kind"] == "interval", "coverage",
+                                 np.where(frame["null_true"], "size", "power"))
     unmeasured = [c for c in _KIND_COLUMNS if frame[c].isna().all()]
     empty = "" if frame["rate"].notna().any() else (
         '<p class="note">No replicate of this data cell gave an outcome: every one failed (see the failed '
         "column). The failures are recorded in the run.</p>")
-    formats = {"procedure": "", "kind": "", "estimand": "", "rate": ".3f", "coverage_lo": ".3f", "coverage_hi": ".3f",
+    formats = {"procedure": "", "kind": "", "estimand": "", "measures": "", "rate": ".3f", "coverage_lo": ".3f",
+               "coverage_hi": ".3f",
                "rejection_lo": ".3f", "rejection_hi": ".3f", "nominal": ".3f", "band": ".3f", "within": "",
                "miss_left": ".3f", "miss_right": ".3f", "width_median": ".4g", "width_mean": ".4g",
                "relative_width": ".2f", "truth_mean": ".4g", "truth_mcse": ".2g", "replicates": "d", "failed": "d",
                "fits": ".0f", "cpu_seconds": ".3g"}
-    headers = {"rate": "coverage / rejection", "coverage_lo": "cov. lo", "coverage_hi": "cov. hi",
+    headers = {"rate": "rate", "coverage_lo": "cov. lo", "coverage_hi": "cov. hi",
                "rejection_lo": "rej. lo", "rejection_hi": "rej. hi", "band": "2 MCSE₀", "within": "within ±2 MCSE₀"}
     body = (f'<p class="crumbs"><a href="../index.html#heatmap">← back to the results</a></p>'
             f"<h1>{esc(title)}</h1><p class=\"meta\">task {esc(first['task'])}; cell seed {int(first['cell_seed'])}; "
             f"nominal {first['nominal']:.3f}; replicates up to {int(rows['replicates'].max())}. Filled markers: "
             "R_n (error of the models at hand); open: Err_n (expected error at size n).</p>"
             f'<figure><img src="{esc(figure_name)}" alt="coverage, misses and widths of every procedure in '
-            f'{esc(title)}"><figcaption>Error bars: 95% Wilson intervals; grey band: nominal ± 2 MCSE₀ '
-            "(the Monte Carlo error of the nominal at this replicate count); dashed lines: alpha/2 on each "
-            "side.</figcaption></figure>"
+            f'{esc(title)}"><figcaption>{_caption(test)}</figcaption></figure>'
             + empty + '<div class="scroll">'
             + html_table(frame, {c: f for c, f in formats.items() if c not in unmeasured}, headers, classes="numbers")
             + "</div>")
     return page_frame(title, body, depth=1)
+
+
+def _caption(test: bool) -> str:
+    band = ("grey band: nominal ± 2 MCSE₀, the Monte Carlo error of the nominal at this replicate count")
+    if test:
+        return (f"Rejection rate of each test of the two learners' equal errors; error bars: 95% Wilson intervals; "
+                f"{band} (alpha: the size a test should have where the null is true).")
+    return f"Error bars: 95% Wilson intervals; {band}; dashed lines: alpha/2 missed on each side."

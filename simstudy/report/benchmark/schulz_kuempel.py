@@ -34,7 +34,8 @@ THEIR_SETTING = {
     "replicates": 500,
     "learners": "linear or logistic regression, ridge, CART (rpart), random forest (ranger, 50 trees)",
     "losses": "squared and 0-1 in the main comparison (8 losses in all)",
-    "data": "18 tabular problems of OpenML suite 396 (simulated or large real data; truth from 100,000 held-out points)",
+    "data": ("18 tabular problems of OpenML suite 396 (simulated or large real data; truth from 100,000 held-out "
+             "points)"),
 }
 
 
@@ -82,7 +83,8 @@ class Claim:
 _ALL_N = "n = 100-10,000, 500 repetitions, risk and expected risk"
 CLAIMS = (
     Claim("cort-robust", "corrected resampled t (cort_10-100)", ("nadeau_bengio_t",),
-          "among the robust, recommended methods", _ALL_N + "; subsampling 90/10, J = 10-100", "summary; code (Round4.R)",
+          "among the robust, recommended methods", _ALL_N + "; subsampling 90/10, J = 10-100",
+          "summary; code (Round4.R)",
           "screen", ("Err_n", "Err_XY"),
           "ours: J = 15 splits of 90/10 and their cut-off applied to our cells."),
     Claim("conz-robust", "conservative Z (conz)", ("conservative_z",), "among the robust, recommended methods",
@@ -103,7 +105,8 @@ CLAIMS = (
           "tends to be conservative (variance from n/2 observations)", "their R package's documentation",
           "mlr3inferr ci.con_z", "conservative", ("Err_n", "Err_XY"),
           "a median over our cells."),
-    Claim("cv-exact-test-error", "CV Wald interval of Bayle et al. (cv_5/10)", ("cv_clt_all_pairs", "cv_clt_within_fold"),
+    Claim("cv-exact-test-error", "CV Wald interval of Bayle et al. (cv_5/10)",
+          ("cv_clt_all_pairs", "cv_clt_within_fold"),
           "asymptotically exact for the test error (their proxy quantity)", "their R package's documentation",
           "mlr3inferr ci.wald_cv", "exact_at_largest_n", ("R_n",),
           "asymptotic: judged at our largest n only; ours: 10 folds."),

@@ -36,14 +36,17 @@ def nominal_mcse(nominal, replicates):
 def scored_cells(cells: pd.DataFrame) -> pd.DataFrame:
     """The cell table with ``rate``, ``gap = rate - nominal``, ``band = 2 MCSE_0`` and ``within``.
 
-    ``within`` is NaN (not False) for a cell without a rate: no replicate gave an outcome.
+    ``within`` is NaN (not False) for a cell without a rate (no replicate gave an outcome) and for
+    a test's cell where the null is false (its rate is a power).
     """
     frame = cells.copy()
     frame["rate"] = np.where(frame["kind"] == "interval", frame["coverage"], frame["rejection_rate"])
     frame["gap"] = frame["rate"] - frame["nominal"]
     frame["band"] = BAND_MCSE * nominal_mcse(frame["nominal"], frame["replicates"])
     within = (frame["gap"].abs() <= frame["band"]).astype(float)
-    frame["within"] = within.where(frame["rate"].notna() & frame["band"].notna())
+    # a test's rejection rate under a false null is its power: no nominal to be within
+    judged = frame["rate"].notna() & frame["band"].notna() & ((frame["kind"] == "interval") | frame["null_true"])
+    frame["within"] = within.where(judged)
     return frame
 
 
