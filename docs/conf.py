@@ -107,7 +107,7 @@ html_theme_options = {
         "index", "getting_started/*", "user_guide/*", "configuration", "statistics/*", "api/*", "api/generated/*",
         "benchmarks", "benchmark_results", "changelog", "developer/*")} | {"reproductions/*": [], "auto_examples/*": []},
 }
-html_sidebars = {"index": [], "changelog": [], "benchmarks": [], "configuration": [], "developer/index": []}
+html_sidebars = {"index": [], "changelog": [], "benchmarks": [], "benchmark_results": [], "configuration": [], "developer/index": []}
 
 
 def _write_if_changed(path: Path, text: str) -> None:

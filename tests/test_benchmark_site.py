@@ -138,22 +138,26 @@ def test_no_external_url(site):
             assert not re.search(r'(href|src)="https?:', text) and "@import" not in text, path.name
 
 
-def test_the_script_computes_the_leaderboard_python_computes(site):
+@pytest.mark.parametrize("query, chosen", [("", {"estimand": "R_n"}),
+                                           ("?estimand=Err_n&learner=tree&n=400", {"estimand": "Err_n",
+                                                                                   "learner": "tree", "n": 400})])
+def test_the_script_computes_the_leaderboard_python_computes(site, query, chosen):
     """The page's script, run by headless Chromium, gives the same leaderboard as Python for the
-    default filters (estimand R_n), and the same heat-map cells."""
+    default filters (estimand R_n) and for filters set in the address, and the same heat-map cells."""
     browser = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
     if browser is None:
         pytest.skip("no Chromium")
     index, cells = site
     with tempfile.TemporaryDirectory() as profile:
         dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}",
-                              "--virtual-time-budget=5000", "--dump-dom", index.as_uri()], capture_output=True,
-                             text=True, timeout=120).stdout
+                              "--virtual-time-budget=5000", "--dump-dom", index.as_uri() + query],
+                             capture_output=True, text=True, timeout=120).stdout
     match = re.search(r'data-bench-check="([^"]*)"', dom)
     assert match, "the page's script did not run"
     check = json.loads(html.unescape(match.group(1)))
-    assert check["filters"]["estimand"] == "R_n" and check["rows"] == int((cells["estimand"] == "R_n").sum())
-    board = leaderboard(cells[cells["estimand"] == "R_n"], by=("kind", "procedure"))
+    keep = np.logical_and.reduce([cells[k] == v for k, v in chosen.items()])
+    assert check["filters"]["estimand"] == chosen["estimand"] and check["rows"] == int(keep.sum()) > 0
+    board = leaderboard(cells[keep], by=("kind", "procedure"))
     for kind in ("interval", "test"):
         python = board[board["kind"] == kind].reset_index(drop=True)
         assert [r["procedure"] for r in check[kind]] == list(python["procedure"])
@@ -165,7 +169,8 @@ def test_the_script_computes_the_leaderboard_python_computes(site):
                                                                                           in ("", None)), key
                 else:
                     assert math.isclose(value, float(expected), rel_tol=1e-12, abs_tol=1e-12), (kind, key)
-    assert check["heat_R_n"]["cells"] == len(coverage_grid(cells, "R_n"))
+    others = np.logical_and.reduce([cells[k] == v for k, v in chosen.items() if k != "estimand"] + [cells["n"] > 0])
+    assert check["heat_R_n"]["cells"] == len(coverage_grid(cells[others], "R_n"))
 
 
 def test_bad_input_gets_a_clear_error(tmp_path):

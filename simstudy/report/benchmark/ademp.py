@@ -38,11 +38,11 @@ def replicate_justification(replicates: int, nominal: float = 0.95, target: Any 
         verdict = "meets" if mcse <= wanted else "misses"
         return text + (f" The run's target MCSE ≤ {wanted:g} needs R ≥ {needed:,}: R = {replicates:,} {verdict} it.")
     met = [t for t in MCSE_TARGETS if mcse <= t]
-    if not met:
-        return text + f" It meets none of the targets {', '.join(map(str, MCSE_TARGETS))}: a coarse run."
-    needed = math.ceil(nominal * (1 - nominal) / met[0] ** 2)
     stated = target.get("justification") if isinstance(target, dict) else target
     extra = f" The run states: {esc(stated)}" if isinstance(stated, str) and stated else ""
+    if not met:
+        return text + f" It meets none of the targets {', '.join(map(str, MCSE_TARGETS))}: a coarse run.{extra}"
+    needed = math.ceil(nominal * (1 - nominal) / met[0] ** 2)
     return text + f" It meets the target MCSE ≤ {met[0]:g} (which needs R ≥ {needed:,}).{extra}"
 
 

@@ -4,7 +4,8 @@ package), written next to its pages (no CDN, no server: the site opens from disk
 The script reads ``data.js`` (``window.BENCH``: the cell table's columns the page needs, one array
 per row) and redraws the leaderboard and the heat-map tables whenever a filter changes, with the
 same definitions as :mod:`.leaderboard` and :mod:`.heatmap` (the tests compare the two). Clicking
-a column header sorts a table. After each redraw it records what it computed on
+a column header sorts a table; the address may set filters (``index.html?estimand=Err_n&learner=tree``).
+After each redraw it records what it computed on
 ``document.body.dataset.benchCheck`` for the browser test.
 """
 from __future__ import annotations

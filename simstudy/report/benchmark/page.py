@@ -112,13 +112,20 @@ def _comparison_section(comparison: pd.DataFrame, setting: str) -> str:
             + "<h3>Their methods and ours</h3>" + html_table(mapping, {c: "" for c in mapping.columns}, classes="text"))
 
 
+def _caption(parts: dict) -> str:
+    """What the leaderboard shows under the default filters (the script rewrites it on every filter)."""
+    return (f"Cells shown: learner all; loss all; n all; estimand {parts['default_estimand']}; kind all. Best first: "
+            "by the share of cells within nominal ± 2 MCSE₀ (tests: size within alpha ± 2 MCSE₀).")
+
+
 def main_page(parts: dict) -> str:
     """The index page from its parts: ``title``, ``intro``, ``filters_cells``, ``default_estimand``,
     ``board_interval``, ``board_test``, ``grids``, ``figures``, ``comparison``, ``setting``, ``cell_list``,
     ``ademp``, ``downloads``."""
     cells = parts["filters_cells"]
     sections = [
-        ("leaderboard", "Leaderboard", _view_table(parts["board_interval"], INTERVAL_VIEW, "board-interval")
+        ("leaderboard", "Leaderboard", f'<p class="meta" id="board-caption">{esc(_caption(parts))}</p>'
+         + "<h3>Intervals</h3>" + _view_table(parts["board_interval"], INTERVAL_VIEW, "board-interval")
          + "<h3>Tests (two learners)</h3>" + _view_table(parts["board_test"], TEST_VIEW, "board-test")),
         ("heatmap", "Heat maps: procedure × mechanism", _heat_section(parts["grids"], parts["figures"])),
         ("comparison", "Comparison with Schulz-Kümpel et al.", _comparison_section(parts["comparison"],

@@ -159,9 +159,23 @@
       check['heat_' + el.dataset.estimand] = heat(el, hr, el.dataset.estimand, B.order);
     });
     var n = document.getElementById('selected-count'); if (n) n.textContent = rows.length;
+    var cap = document.getElementById('board-caption');
+    if (cap) {
+      cap.textContent = 'Cells shown: ' + Object.keys(f).map(function (k) { return k + ' ' + (f[k] || 'all'); })
+        .join('; ') + '. Best first: by the share of cells within nominal ± 2 MCSE₀ ' +
+        '(tests: size within alpha ± 2 MCSE₀).';
+    }
     document.body.dataset.benchCheck = JSON.stringify(check);
   }
-  document.querySelectorAll('form.filters select').forEach(function (s) { s.addEventListener('change', redraw); });
+  // filters may come in the address: index.html?estimand=Err_n&learner=tree (a link to a view)
+  var wanted = new URLSearchParams(window.location.search);
+  document.querySelectorAll('form.filters select').forEach(function (s) {
+    var known = Array.prototype.some.call(s.options, function (o) { return o.value === wanted.get(s.name); });
+    if (wanted.has(s.name) && known) {
+      s.value = wanted.get(s.name);
+    }
+    s.addEventListener('change', redraw);
+  });
   document.querySelectorAll('table.sortable').forEach(sortable);
   redraw();
 })();
