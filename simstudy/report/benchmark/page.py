@@ -12,7 +12,7 @@ import pandas as pd
 from simstudy.report.benchmark.comparison import CHECK_RULES
 from simstudy.report.benchmark.heatmap import figure_inches
 from simstudy.report.benchmark.markup import esc, html_table, number, page_frame
-from simstudy.report.benchmark.schulz_kuempel import METHOD_MAP
+from simstudy.report.benchmark.schulz_kuempel import METHOD_MAP, SOURCES
 
 __all__ = ["INTERVAL_VIEW", "TEST_VIEW", "DATA_COLUMNS", "main_page", "data_script", "estimand_order"]
 
@@ -109,6 +109,8 @@ def _comparison_section(comparison: pd.DataFrame, setting: str) -> str:
             f'<p class="note">{esc(setting)}</p>' + table
             + "<p>How a point is decided:</p><ul>" + "".join(f"<li><i>{esc(k)}</i>: {esc(v)}</li>"
                                                           for k, v in CHECK_RULES.items()) + "</ul>"
+            + "<p>Sources:</p><ul>" + "".join(f"<li><i>{esc(k)}</i>: {esc(v)}</li>" for k, v in SOURCES.items())
+            + "</ul>"
             + "<h3>Their methods and ours</h3>" + html_table(mapping, {c: "" for c in mapping.columns}, classes="text"))
 
 

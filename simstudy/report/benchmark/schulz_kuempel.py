@@ -23,7 +23,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Claim", "CLAIMS", "METHOD_MAP", "THEIR_SETTING", "THEIR_UNDERCOVERAGE_CUTOFF"]
+__all__ = ["Claim", "CLAIMS", "METHOD_MAP", "SOURCES", "THEIR_SETTING", "THEIR_UNDERCOVERAGE_CUTOFF"]
+
+#: What each source of a claim is (shown under the comparison).
+SOURCES = {
+    "summary": "the paper's abstract and public summaries of arXiv 2409.18836 (the robust methods they name)",
+    "code": "their analysis code, github.com/slds-lmu/paper_2023_ci_for_ge: experiments/resample.R, "
+            "analysis/figures/main/Round1.R, Round2.R, Round4.R",
+    "mlr3inferr": "the reference pages of their R package mlr3inferr (ci.cor_t, ci.con_z, ci.wald_cv)",
+}
 
 #: Their screening cut-off of the mean under-coverage, mean(max(0, 0.95 - coverage)) (Round1.R).
 THEIR_UNDERCOVERAGE_CUTOFF = 0.10
