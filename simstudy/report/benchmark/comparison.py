@@ -72,8 +72,13 @@ def compare_with_schulz_kuempel(cells: pd.DataFrame, config: dict) -> pd.DataFra
         rows.append({"their method": claim.their_method, "their verdict": claim.verdict,
                      "their setting": claim.setting, "source": claim.source, "ours": ", ".join(claim.ours),
                      "estimand": estimand or ", ".join(claim.estimands), "our finding": finding, "agrees": agrees,
-                     "why": f"{claim.why} Our {estimand or '-'} = {_THEIR_TARGET.get(estimand, '-')}; {span}."})
+                     "why": f"{claim.why} {_target_sentence(estimand)}{span}."})
     return pd.DataFrame(rows)
+
+
+def _target_sentence(estimand) -> str:
+    """``"Our Err_n = their expected risk; "`` (nothing for an estimand the run lacks)."""
+    return f"Our {estimand} = {_THEIR_TARGET[estimand]}; " if estimand in _THEIR_TARGET else ""
 
 
 def _screen(part: pd.DataFrame, claim: Claim):
