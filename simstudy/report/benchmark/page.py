@@ -51,7 +51,8 @@ def data_script(cells: pd.DataFrame, order: list[str]) -> str:
 
 def _view_table(board: pd.DataFrame, view, table_id: str) -> str:
     formats = {c: _PY_FORMAT[f] for c, _, f in view}
-    return html_table(board, formats, {c: h for c, h, _ in view}, table_id=table_id, classes="sortable")
+    return ('<div class="scroll">' + html_table(board, formats, {c: h for c, h, _ in view}, table_id=table_id,
+                                                 classes="sortable") + "</div>")
 
 
 def _filters(cells: pd.DataFrame, default_estimand: str) -> str:
