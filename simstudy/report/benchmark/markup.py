@@ -39,7 +39,10 @@ def html_table(frame: pd.DataFrame, formats: Mapping[str, str], headers: Mapping
     inserted as HTML (not escaped)."""
     headers = headers or {}
     links = links or {}
-    head = "".join(f'<th data-col="{esc(c)}">{esc(headers.get(c, c))}</th>' for c in formats)
+    first = frame.iloc[0] if len(frame) else {}
+    text_class = ' class="t"'
+    head = "".join(f'<th data-col="{esc(c)}"{text_class if isinstance(first.get(c), str) else ""}>'
+                   f"{esc(headers.get(c, c))}</th>" for c in formats)
     body = []
     for i, values in enumerate(frame.to_dict("records")):
         cells = []

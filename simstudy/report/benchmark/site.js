@@ -87,7 +87,8 @@
   }
   function table(el, cols, rows) {
     var h = '<thead><tr>' + cols.map(function (c) {
-      return '<th data-col="' + c[0] + '">' + c[1] + '</th>';
+      var text = rows.length && typeof rows[0][c[0]] === 'string' ? ' class="t"' : '';
+      return '<th data-col="' + c[0] + '"' + text + '>' + c[1] + '</th>';
     }).join('') + '</tr></thead><tbody>';
     rows.forEach(function (r) {
       h += '<tr>' + cols.map(function (c) {
