@@ -48,6 +48,8 @@ def benchmark_parser() -> argparse.ArgumentParser:
     p.add_argument("--procedures", default=None,
                    help="comma-separated procedure names or package.module:function paths (default: the scale's)")
     p.add_argument("-o", "--out", default=None, help="run directory (default: runs/benchmark_<scale>)")
+    p.add_argument("--no-site", action="store_true",
+                   help="do not write the results site (<out>/site/index.html: leaderboard, heat maps, drill-down)")
     return p
 
 
@@ -95,6 +97,10 @@ def benchmark_main(argv: list[str] | None = None) -> None:
                                seed=args.seed, alpha=args.alpha, out=out, n_jobs=args.n_jobs, progress=True)
         print(result.run.headline())
         print(f"cells: {out / 'cells.parquet'} ({len(result.cells)} rows), {out / 'cells.csv'}")
+        if not args.no_site:
+            from simstudy.report.benchmark import write_benchmark_site
+
+            print(f"site: {write_benchmark_site(out, out / 'site')}")
 
     _run("simstudy benchmark", work)
 
