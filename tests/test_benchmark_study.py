@@ -159,3 +159,13 @@ def test_cv_clt_streams_reproduce_the_cv_clt_intervals_and_truths():
         assert np.array_equal(rows["lower"].to_numpy(), np.asarray(theirs[name].low))
         assert np.array_equal(rows["upper"].to_numpy(), np.asarray(theirs[name].high))
         assert np.array_equal(rows["truth_R_n"].to_numpy(), cv.records["target"].to_numpy())
+
+
+def test_the_command_writes_the_cells_and_the_results_site(tmp_path, capsys):
+    from simstudy.cli.benchmark import benchmark_main
+
+    out = tmp_path / "bench"
+    benchmark_main(["--scale", "ci", "--procedures", "kfold_t", "--mechanisms", "gaussian_folds", "--replicates", "20",
+                    "-o", str(out)])
+    assert (out / "cells.parquet").is_file() and (out / "site" / "index.html").is_file()
+    assert "site:" in capsys.readouterr().out
