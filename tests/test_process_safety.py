@@ -267,6 +267,57 @@ def test_collect_keeps_runs_of_another_configuration_apart_and_names_unfinished(
     assert str(sweep / "5") in (sweep / "collected_report.html").read_text()
 
 
+def _fail_on_call(original, failing_call: int, calls: list):
+    """``DataFrame.to_csv`` that, on its ``failing_call``-th call, writes half of the CSV and raises."""
+    def writer(frame, target, *args, **kwargs):
+        calls.append(target)
+        if len(calls) != failing_call:
+            return original(frame, target, *args, **kwargs)
+        text = original(frame, None, index=False)
+        Path(target).write_text(text[: len(text) // 2])
+        raise OSError(28, "No space left on device (simulated)")
+    return writer
+
+
+@pytest.mark.parametrize("writer, failing_call", [("to_csv", 2), ("write_text", 1), ("write_text", 3)])
+def test_collect_interrupted_while_writing_leaves_every_file_as_it_was(sweep_runs, tmp_path, monkeypatch,
+                                                                       writer, failing_call):
+    """A collect that fails mid-way through writing a file (disk full) leaves each collected file
+    as it was or complete, never half-written, and no temporary file behind: every file goes
+    through simstudy.files."""
+    import shutil
+
+    import pandas as pd
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(sweep_runs, sweep)
+    _collect(sweep)
+    collected = sorted(p for p in sweep.glob("collected*") if p.is_file())
+    complete = {p: p.read_bytes() for p in collected}
+    for p in collected:  # a second collect writes the same bytes: mark the old ones
+        p.write_bytes(complete[p] + b"\n")
+    before = {p: p.read_bytes() for p in collected}
+    calls: list = []
+    if writer == "to_csv":
+        monkeypatch.setattr(pd.DataFrame, "to_csv", _fail_on_call(pd.DataFrame.to_csv, failing_call, calls))
+    else:
+        def write_text(self, data, *args, original=Path.write_text, **kwargs):
+            calls.append(self)
+            if len(calls) != failing_call:
+                return original(self, data, *args, **kwargs)
+            self.write_bytes(data[: len(data) // 2].encode())
+            raise OSError(28, "No space left on device (simulated)")
+        monkeypatch.setattr(Path, "write_text", write_text)
+    with pytest.raises(OSError, match="simulated"):
+        _collect(sweep)
+    assert len(calls) == failing_call
+    monkeypatch.undo()
+    half_written = [p.name for p in collected if p.read_bytes() not in (before[p], complete[p])]
+    assert not half_written, f"half-written when the write of {calls[-1]} failed"
+    assert any(p.read_bytes() == before[p] for p in collected)
+    assert not [p for p in sweep.glob("collected*") if ".tmp" in p.name]
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
