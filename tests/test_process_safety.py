@@ -326,6 +326,48 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def test_loky_workers_die_with_a_parent_killed_before_their_first_task(tmp_path):
+    """SIGKILL of the main process while its loky workers are still reading their first task (a
+    task that takes a minute to unpickle): no task has run, and every worker ends within 10 s."""
+    code = textwrap.dedent("""
+        import os, signal, threading, time
+        from simstudy.engine.backends.joblib_pool import joblib_outputs
+        from simstudy.engine.backends.workers import _reusable_executor
+
+        def slow_to_read():
+            time.sleep(60)  # in the worker, while it reads the task
+            return lambda chunk: chunk
+
+        class SlowToRead:
+            def __reduce__(self):
+                return slow_to_read, ()
+
+        outputs = joblib_outputs(SlowToRead(), [1, 2], 2, "loky", "raise")
+        threading.Thread(target=lambda: next(outputs), daemon=True).start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            executor = _reusable_executor()
+            if executor is not None and len(executor._processes) == 2:
+                break
+            time.sleep(0.05)
+        time.sleep(3)  # the workers start and begin reading their tasks
+        print(" ".join(map(str, sorted(_reusable_executor()._processes))), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    with open(out, "w") as stdout, open(err, "w") as stderr:  # files, not pipes: a live worker would hold a pipe open
+        subprocess.run([sys.executable, "-c", code], stdout=stdout, stderr=stderr, timeout=120)
+    pids = [int(p) for p in out.read_text().split()]
+    assert len(pids) == 2, err.read_text()[-1500:]
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in pids if _alive(p)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"loky workers alive 10 s after their parent was killed before their first task: {left}"
+
+
 @pytest.mark.parametrize("backend", ["fork", "loky"])
 def test_workers_die_with_a_killed_parent(backend):
     """SIGKILL of the main process (nothing of it runs): its workers end within seconds."""
