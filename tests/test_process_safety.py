@@ -210,6 +210,35 @@ def test_headline_warns_when_rejections_come_from_equal_fold_means():
     assert int(quiet.summary["theta3_zero"].iloc[0]) == 0 and "warning" not in quiet.headline()
 
 
+def test_cv_clt_headline_warns_when_coverage_comes_from_zero_variance_replicates():
+    """A tree at n=10 with K=2 and the 0-1 loss: many replicates have equal fold means (a point
+    CV t interval, which misses R_n); the headline names them and the coverage without them."""
+    res = simstudy.run_study("cv_clt", population="logistic", sizes=[10], K=2, replicates=40, n_jobs=1,
+                             progress=False, learners={"tree": {"_target_": "sklearn.tree.DecisionTreeClassifier"}},
+                             comparisons=[["tree", "tree"]], nested_cv_replicates=0)
+    row = res.summary.set_index(["subject", "procedure"]).loc[("tree", "cv_t")]
+    zero, misses = int(row["zero_variance"]), 40 - int(row["coverage_count"])
+    assert 0 < zero - int(row["zero_variance_covered"]) <= misses
+    assert f"n=10, tree, cv_t: {zero} of 40 replicates have a zero variance estimate" in res.headline()
+    warned = [line for line in res.headline().splitlines() if "warning" in line]
+    quiet = res.summary[(res.summary["subject"] == "tree") & (res.summary["zero_variance"] == 0)]["procedure"]
+    assert not [p for p in quiet if any(f"tree, {p}:" in line for line in warned)]
+
+
+def test_cv_clt_size_warning_counts_rejections_from_zero_variance_replicates():
+    """The size rule by hand: 3 of 8 rejections from replicates with a zero standard error warn
+    (size without them 5 / 97); 0 of 8 do not."""
+    from simstudy.studies.cv_clt.study import degenerate_warnings
+
+    tests = pd.DataFrame({"n": [50, 50], "comparison": ["a vs b", "a vs c"], "test": ["cv_t", "cv_t"],
+                          "h0_replicates": [100, 100], "size_count": [8, 8], "zero_variance_h0": [3, 0],
+                          "zero_variance_size": [3, 0]})
+    summary = pd.DataFrame(columns=["zero_variance"])
+    lines = degenerate_warnings(summary, tests)
+    assert len(lines) == 1 and "a vs b, cv_t: 3 of 100 H0 replicates" in lines[0]
+    assert "3 of the 8 rejections (size without them: 5.2%)" in lines[0]
+
+
 # ----------------------------------------------------------------------------- sweeps
 def _collect(sweep: Path):
     from simstudy.sweeps import collect

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from simstudy.inference.proportions import wilson_bounds
 
-__all__ = ["MeanSummary", "RateSummary", "RatioSummary", "mean_summary", "rejection_rate",
+__all__ = ["DEGENERATE_SHARE", "MeanSummary", "RateSummary", "RatioSummary", "mean_summary", "rejection_rate",
            "between_block_correlation", "variance_ratio"]
 
 
@@ -121,3 +121,9 @@ def variance_ratio(differences, variance_estimates, scale: float = 1.0) -> Ratio
     ratio = scale * B / A
     influence = ratio * (((d - d.mean()) ** 2 - B) / B - (v - A) / A if B > 0 else -(v - A) / A)
     return RatioSummary(float(ratio), float(influence.std(ddof=1) / np.sqrt(R)), influence)
+
+
+#: A rate is reported as driven by degenerate replicates (a zero variance estimate: a statistic
+#: of +-inf, a point interval) when they make up at least this share of the events it counts
+#: (rejections, or misses of a coverage).
+DEGENERATE_SHARE = 0.1

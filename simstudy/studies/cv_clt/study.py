@@ -21,11 +21,12 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_clt.aggregate import aggregate, loss_stability, own_target_table, rate_table, width_table
 from simstudy.studies.cv_clt.config import CVCLTConfig
 from simstudy.studies.cv_clt.worker import CVCLTWorker, comparison_label
+from simstudy.studies.metrics import DEGENERATE_SHARE
 from simstudy.studies.targets import TargetMeasure
 from simstudy.populations.checks import draw_sample
 from simstudy.files import write_text_atomic
 
-__all__ = ["CVCLTStudy", "make_conditions"]
+__all__ = ["CVCLTStudy", "degenerate_warnings", "make_conditions"]
 
 
 def make_conditions(sizes, K: int, population):
@@ -199,7 +200,8 @@ class CVCLTStudy(Study):
                 cells = ", ".join(f"{t} {100 * r:.1f}" for t, r in zip(g["test"], g["size"]) if np.isfinite(r))
                 lines.append(f"size (%) at n={n}, {comp} ({int(g['h0_replicates'].iloc[0])} H0 replicates, "
                              f"alpha {100 * self.config.alpha:g}%): {cells}")
-        return "\n".join(lines)
+        shown_tests = tests[tests["n"] == tests["n"].max()] if tests is not None and len(tests) else None
+        return "\n".join(lines + degenerate_warnings(learners[learners["n"].isin(ends)], shown_tests))
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
         out: dict[str, Any] = {"loss": self.loss.describe(),
@@ -208,6 +210,43 @@ class CVCLTStudy(Study):
             out["population"] = describe_part(self.population)
             out["learners"] = {k: describe_part(v) for k, v in self.learners.items()}
         return out
+
+
+def degenerate_warnings(summary: pd.DataFrame, tests: pd.DataFrame | None) -> list[str]:
+    """Warnings for the coverages and sizes driven by degenerate replicates.
+
+    A replicate whose procedure has a zero standard error (``zero_variance`` in the summary,
+    ``zero_variance_h0`` in the tests; :func:`~simstudy.studies.cv_clt.aggregate.zero_variance`)
+    has a point interval, which misses R_n unless the estimate equals it, and a statistic of
+    +-inf, which rejects at every level. When such replicates are at least
+    :data:`~simstudy.studies.metrics.DEGENERATE_SHARE` of a coverage's misses or of a size's
+    rejections, the rate says more about ties of the loss than about the procedure; the warning
+    gives their count and the rate without them.
+    """
+    lines = []
+    if "zero_variance" in summary:
+        for _, row in summary[summary["zero_variance"] > 0].iterrows():
+            replicates, zero = int(row["replicates"]), int(row["zero_variance"])
+            misses, degenerate = replicates - int(row["coverage_count"]), zero - int(row["zero_variance_covered"])
+            if misses == 0 or degenerate < DEGENERATE_SHARE * misses:
+                continue
+            rest = 1 - (misses - degenerate) / (replicates - zero) if replicates > zero else float("nan")
+            lines.append(f"  warning: n={row['n']}, {row['subject']}, {row['procedure']}: {zero} of {replicates} "
+                         f"replicates have a zero variance estimate (a point interval); they are {degenerate} of the "
+                         f"{misses} misses of R_n (coverage without them: {100 * rest:.1f}%). The rate reflects ties "
+                         "of the loss, not the procedure.")
+    if tests is not None and "zero_variance_h0" in tests:
+        for _, row in tests[tests["zero_variance_size"] > 0].iterrows():
+            h0, rejections, degenerate = int(row["h0_replicates"]), int(row["size_count"]), int(row["zero_variance_size"])
+            zero = int(row["zero_variance_h0"])
+            if degenerate < DEGENERATE_SHARE * rejections:
+                continue
+            rest = (rejections - degenerate) / (h0 - zero) if h0 > zero else float("nan")
+            lines.append(f"  warning: n={row['n']}, {row['comparison']}, {row['test']}: {zero} of {h0} H0 replicates "
+                         f"have a zero variance estimate (t = ±inf); they are {degenerate} of the {rejections} "
+                         f"rejections (size without them: {100 * rest:.1f}%). The rate reflects ties of the loss, "
+                         "not the test.")
+    return lines
 
 
 def _stability_lines(stability: pd.DataFrame | None, alpha: float) -> list[str]:
