@@ -207,7 +207,8 @@ def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study 
     environment = environment_info(directory.path if directory is not None else None)
     try:
         study = study if study is not None else build(plan)
-        check_budget(plan.config, plan.runner, _features(study.population), announce=True)
+        check_budget(plan.config, plan.runner, _features(study.population), announce=True,
+                     fits_per_replicate=study.fits_per_replicate())
         phases = _checked_phases(study, study.phases(plan.runner.on_error))
         if release_workers is None:
             release_workers = bool(user_modules(*(phase.worker for phase in phases)))

@@ -26,7 +26,11 @@ from simstudy.studies.targets import TargetMeasure
 from simstudy.populations.checks import draw_sample
 from simstudy.files import write_text_atomic
 
-__all__ = ["CVCLTStudy", "degenerate_warnings", "make_conditions"]
+__all__ = ["CVCLTStudy", "TRUTH_FITS", "degenerate_warnings", "make_conditions"]
+
+#: The cost of one model's true risk on the population's evaluation set, in fits of one learner
+#: (calibrated by benchmarks/budget_calibration.py).
+TRUTH_FITS = 60.0
 
 
 def make_conditions(sizes, K: int, population):
@@ -96,6 +100,16 @@ class CVCLTStudy(Study):
 
     def comparisons(self) -> list[tuple[str, str]]:
         return [(str(a), str(b)) for a, b in self.config.comparisons]
+
+    def fits_per_replicate(self) -> float:
+        """Per fitted learner (every learner, and the second fit of each self-comparison): K folds,
+        the 5x2 design, the J train/validation splits and the full fit, each with its true risk
+        on the evaluation set (:data:`TRUTH_FITS` fits each); nested CV on its share of replicates."""
+        c = self.config
+        fitted = len(c.learners) + sum(a == b for a, b in self.comparisons())
+        models = c.K + 10 + c.repeated_splits + 1
+        nested = c.nested_cv_replicates / max(c.replicates, 1) * c.nested_cv_repetitions * c.K * c.K * len(c.learners)
+        return fitted * models * (1 + TRUTH_FITS) + nested
 
     def subjects(self) -> dict[str, Any]:
         specs = {name: spec for name, spec in self.config.learners.items()}
