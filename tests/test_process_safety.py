@@ -355,6 +355,17 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def _assert_all_end(pids: list[int], seconds: float, what: str) -> None:
+    """Every process of ``pids`` ends within ``seconds`` (those left are killed, and named)."""
+    deadline = time.monotonic() + seconds
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in pids if _alive(p)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"{what}: alive {seconds} s after their parent was killed: {left}"
+
+
 def test_loky_workers_die_with_a_parent_killed_before_their_first_task(tmp_path):
     """SIGKILL of the main process while its loky workers are still reading their first task (a
     task that takes a minute to unpickle): no task has run, and every worker ends within 10 s."""
@@ -388,13 +399,7 @@ def test_loky_workers_die_with_a_parent_killed_before_their_first_task(tmp_path)
         subprocess.run([sys.executable, "-c", code], stdout=stdout, stderr=stderr, timeout=120)
     pids = [int(p) for p in out.read_text().split()]
     assert len(pids) == 2, err.read_text()[-1500:]
-    deadline = time.monotonic() + 10
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    left = [p for p in pids if _alive(p)]
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
-    assert not left, f"loky workers alive 10 s after their parent was killed before their first task: {left}"
+    _assert_all_end(pids, 10, "loky workers whose parent was killed before their first task")
 
 
 @pytest.mark.parametrize("backend", ["fork", "loky"])
@@ -418,10 +423,4 @@ def test_workers_die_with_a_killed_parent(backend):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     pids = [int(p) for p in proc.stdout.split()]
     assert pids, proc.stderr[-1500:]
-    deadline = time.monotonic() + 5
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    left = [p for p in pids if _alive(p)]
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
-    assert not left, f"workers alive 5 s after their parent was killed: {left}"
+    _assert_all_end(pids, 5, "workers whose parent was killed")

@@ -21,7 +21,7 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_clt.aggregate import aggregate, loss_stability, own_target_table, rate_table, width_table
 from simstudy.studies.cv_clt.config import CVCLTConfig
 from simstudy.studies.cv_clt.worker import CVCLTWorker, comparison_label
-from simstudy.studies.metrics import DEGENERATE_SHARE
+from simstudy.studies.metrics import rate_without_degenerate
 from simstudy.studies.targets import TargetMeasure
 from simstudy.populations.checks import draw_sample
 from simstudy.files import write_text_atomic
@@ -242,20 +242,21 @@ def degenerate_warnings(summary: pd.DataFrame, tests: pd.DataFrame | None) -> li
         for _, row in summary[summary["zero_variance"] > 0].iterrows():
             replicates, zero = int(row["replicates"]), int(row["zero_variance"])
             misses, degenerate = replicates - int(row["coverage_count"]), zero - int(row["zero_variance_covered"])
-            if misses == 0 or degenerate < DEGENERATE_SHARE * misses:
+            missed = rate_without_degenerate(misses, degenerate, replicates, zero)
+            if missed is None:
                 continue
-            rest = 1 - (misses - degenerate) / (replicates - zero) if replicates > zero else float("nan")
+            rest = 1 - missed
             lines.append(f"  warning: n={row['n']}, {row['subject']}, {row['procedure']}: {zero} of {replicates} "
                          f"replicates have a zero variance estimate (a point interval); they are {degenerate} of the "
                          f"{misses} misses of R_n (coverage without them: {100 * rest:.1f}%). The rate reflects ties "
                          "of the loss, not the procedure.")
     if tests is not None and "zero_variance_h0" in tests:
         for _, row in tests[tests["zero_variance_size"] > 0].iterrows():
-            h0, rejections, degenerate = int(row["h0_replicates"]), int(row["size_count"]), int(row["zero_variance_size"])
-            zero = int(row["zero_variance_h0"])
-            if degenerate < DEGENERATE_SHARE * rejections:
+            h0, zero, rejections = int(row["h0_replicates"]), int(row["zero_variance_h0"]), int(row["size_count"])
+            degenerate = int(row["zero_variance_size"])
+            rest = rate_without_degenerate(rejections, degenerate, h0, zero)
+            if rest is None:
                 continue
-            rest = (rejections - degenerate) / (h0 - zero) if h0 > zero else float("nan")
             lines.append(f"  warning: n={row['n']}, {row['comparison']}, {row['test']}: {zero} of {h0} H0 replicates "
                          f"have a zero variance estimate (t = ±inf); they are {degenerate} of the {rejections} "
                          f"rejections (size without them: {100 * rest:.1f}%). The rate reflects ties of the loss, "

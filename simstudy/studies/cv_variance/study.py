@@ -26,7 +26,7 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.config import CVVarianceConfig
 from simstudy.studies.cv_variance.worker import THETAS, CVVarianceWorker
-from simstudy.studies.metrics import DEGENERATE_SHARE
+from simstudy.studies.metrics import rate_without_degenerate
 from simstudy.studies.settings import targets_of
 from simstudy.studies.targets import TargetMeasure
 from simstudy.populations.checks import draw_sample
@@ -61,9 +61,9 @@ def degenerate_warnings(summary: pd.DataFrame, tests: pd.DataFrame) -> list[str]
             continue
         low = t.loc[t["rejections"].idxmin()]  # the rate with the fewest rejections: the largest share
         rejections, replicates = int(low["rejections"]), int(low["replicates"])
-        if rejections == 0 or zero < DEGENERATE_SHARE * rejections:
+        rest = rate_without_degenerate(rejections, zero, replicates, zero)
+        if rest is None:
             continue
-        rest = (rejections - zero) / (replicates - zero) if replicates > zero else float("nan")
         lines.append(f"  warning: n={row['n']}, K={row['K']}: {zero} of {replicates} replicates have all fold means "
                      f"equal (zero spread: t = ±inf, rejected at every rho_hat); they are {zero} of the "
                      f"{rejections} rejections at rho_hat={low['rho_hat']:g} (without them: {100 * rest:.1f}%). "
