@@ -106,6 +106,24 @@ def test_rounds_are_identical_across_backends_chunking_and_resume(tmp_path):
     pd.testing.assert_frame_equal(again.tables.extra["targets"], memory.tables.extra["targets"])
 
 
+def test_later_rounds_read_no_shard_and_compute_each_replicate_once(tmp_path, monkeypatch):
+    """The run directory's shards are read once (the first round, as a resume would); every
+    replicate is computed and saved once over all rounds; the records equal a memory run's."""
+    from simstudy.engine.shards import ShardStore
+
+    loads, saved = [], []
+    load, save = ShardStore.load, ShardStore.save
+    monkeypatch.setattr(ShardStore, "load", lambda self, phase, *a, **k: loads.append(phase) or load(self, phase, *a, **k))
+    monkeypatch.setattr(ShardStore, "save", lambda self, phase, key, out: saved.append(out.chunk.size)
+                        or save(self, phase, key, out))
+    kw = dict(sizes=[10, 40], replicates=2000, min_replicates=50, targets={"rho": 0.06}, seed=5)
+    on_disk = _run(out=tmp_path / "a", **kw)
+    rounds = on_disk.manifest["targets"]["rounds"]
+    assert len(rounds) > 1 and loads.count("replicates") == 1
+    assert sum(saved) == sum(on_disk.tables.extra["targets"]["replicates"])  # no replicate computed twice
+    assert _bytes(on_disk.records) == _bytes(_run(**kw).records)
+
+
 # ----------------------------------------------------------------------------- what a reader sees
 def test_tables_manifest_and_headline_say_the_rule_and_the_counts(tmp_path):
     res = _run(sizes=[10, 40], replicates=150, min_replicates=50, targets={"rho": 0.02}, seed=5, out=tmp_path)

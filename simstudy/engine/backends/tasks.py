@@ -25,21 +25,22 @@ _MAIN_PID_VARIABLE = "SIMSTUDY_MAIN_PID"
 os.environ.setdefault(_MAIN_PID_VARIABLE, str(os.getpid()))
 
 
-def ignore_interrupts_in_worker() -> None:
+def ignore_interrupts_in_worker(parent: int | None = None) -> None:
     """In a worker process, ignore SIGINT: Ctrl-C is the main process's business.
 
     A Ctrl-C at the terminal reaches every process of the group; the main process stops the run
     and says how to resume, and the workers it started are stopped with it. Left to themselves,
     the workers would each print a KeyboardInterrupt traceback (or worse, from inside a compiled
     kernel). The same for SIGHUP; and the worker ends once the main process has died
-    (:func:`~simstudy.engine.backends.signals.watch_parent`). Called at the start of every task;
-    does nothing in the main process or off a main thread (dask runs tasks in threads).
+    (:func:`~simstudy.engine.backends.signals.watch_parent`). Called as a loky worker starts and at
+    the start of every task; does nothing in the main process or off a main thread (dask runs tasks
+    in threads). ``parent``: the main process's pid when known (a loky worker as it starts).
     """
     if os.environ.get(_MAIN_PID_VARIABLE) == str(os.getpid()) or threading.current_thread() is not threading.main_thread():
         return
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a closed terminal: the main process stops the run
-    watch_parent()  # a main process killed outright (SIGKILL) leaves no worker behind
+    watch_parent(parent=parent)  # a main process killed outright (SIGKILL) leaves no worker behind
 
 
 def _warning_key(w: warnings.WarningMessage) -> str:
