@@ -120,6 +120,7 @@ def main() -> None:
     if args.one:
         print(json.dumps(one_size(args.one, Path(args.out))))
         return
+    commit = _commit()  # the code measured (commits made while a long size runs do not count)
     for size in (int(s) for s in args.sizes.split(",")):
         out = Path(tempfile.mkdtemp(prefix="simstudy-scaling-")) / "run"
         load_before = os.getloadavg()[0]
@@ -133,7 +134,7 @@ def main() -> None:
         record = {"workload": "scaling-gaussian_folds-cv_variance", "command": f"python benchmarks/scaling.py "
                   f"--sizes {size}", **json.loads(proc.stdout.strip().splitlines()[-1]),
                   "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
-                  "cores": os.cpu_count(), **machine(), "python": platform.python_version(), "commit": _commit(),
+                  "cores": os.cpu_count(), **machine(), "python": platform.python_version(), "commit": commit,
                   "date": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())}
         RECORDS.parent.mkdir(parents=True, exist_ok=True)
         with open(RECORDS, "a") as fh:
