@@ -84,14 +84,19 @@ def test_next_counts_projects_with_the_square_root_law():
 
 
 # ----------------------------------------------------------------------------- reproducibility
-def test_target_run_equals_fixed_runs_of_the_same_lengths():
-    target = _run(sizes=[10, 40], replicates=2000, min_replicates=50, targets={"rho": 0.06}, seed=11)
+def _assert_fixed_runs_of_the_same_lengths(target, seed: int) -> None:
+    """Each condition's records of a run to targets equal a fixed-count run of its final length."""
     counts = target.tables.extra["targets"].set_index("n")["replicates"]
     assert counts.nunique() > 1 or counts.iloc[0] > 50  # the rounds did extend
     for n, count in counts.items():
-        fixed = _run(sizes=[int(n)], replicates=int(count), seed=11)
+        fixed = _run(sizes=[int(n)], replicates=int(count), seed=seed)
         ours = target.records[target.records["n"] == n].drop(columns=["population", "learner"])
         assert _bytes(ours) == _bytes(fixed.records.drop(columns=["population", "learner"]))
+
+
+def test_target_run_equals_fixed_runs_of_the_same_lengths():
+    target = _run(sizes=[10, 40], replicates=2000, min_replicates=50, targets={"rho": 0.06}, seed=11)
+    _assert_fixed_runs_of_the_same_lengths(target, seed=11)
 
 
 def test_rounds_are_identical_across_backends_chunking_and_resume(tmp_path):
@@ -116,12 +121,7 @@ def test_rounds_on_a_dask_cluster_equal_a_fixed_run_of_the_same_length(tmp_path)
         target = simstudy.run_study("cv_variance", **FOLDS, **kw, n_jobs=2, chunk_size=9, runner=runner,
                                     out=tmp_path / "dask")
     assert target.manifest["backend"] == "dask"
-    counts = target.tables.extra["targets"].set_index("n")["replicates"]
-    assert counts.nunique() > 1 or counts.iloc[0] > 50  # the rounds did extend
-    for n, count in counts.items():
-        fixed = _run(sizes=[int(n)], replicates=int(count), seed=11)
-        ours = target.records[target.records["n"] == n].drop(columns=["population", "learner"])
-        assert _bytes(ours) == _bytes(fixed.records.drop(columns=["population", "learner"]))
+    _assert_fixed_runs_of_the_same_lengths(target, seed=11)
 
 
 # ----------------------------------------------------------------------------- what a reader sees
