@@ -18,7 +18,9 @@ chunk written and checksummed), ``shard_load`` (the shards found, checked and re
 (the study's tables) and ``write`` (records, tables, figures, report and manifest). Each is
 recorded in seconds and in microseconds per replicate: a part whose cost per replicate grows
 with the size grows faster than the work. ``peak_rss_mib``: the largest resident set of the main
-process, ``peak_rss_workers_mib`` that of the largest worker. Records are appended to
+process over both passes (the collect pass runs in the same process after the run),
+``peak_rss_workers_mib`` that of the largest child process (workers, and the processes forked to
+draw the figures, which share the main process's pages). Records are appended to
 ``results/benchmarks/scaling.jsonl``.
 """
 from __future__ import annotations

@@ -116,7 +116,8 @@ def test_rounds_on_a_dask_cluster_equal_a_fixed_run_of_the_same_length(tmp_path)
     fixed-count run of each condition's final length."""
     distributed = pytest.importorskip("distributed")
     kw = dict(sizes=[10, 40], replicates=2000, min_replicates=50, targets={"rho": 0.06}, seed=11)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+    cluster_options = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    with distributed.LocalCluster(**cluster_options) as cluster:
         runner = {"backend": "dask", "scheduler_address": cluster.scheduler_address}
         target = simstudy.run_study("cv_variance", **FOLDS, **kw, n_jobs=2, chunk_size=9, runner=runner,
                                     out=tmp_path / "dask")
