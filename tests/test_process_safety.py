@@ -424,3 +424,20 @@ def test_workers_die_with_a_killed_parent(backend):
     pids = [int(p) for p in proc.stdout.split()]
     assert pids, proc.stderr[-1500:]
     _assert_all_end(pids, 5, "workers whose parent was killed")
+
+
+def test_a_run_started_by_a_process_that_imported_simstudy_keeps_its_ctrl_c():
+    """A command started from a notebook or script that imported simstudy inherits its
+    SIMSTUDY_MAIN_PID; the run's own process must still count as the main process: its in-process
+    tasks leave Ctrl-C and SIGHUP to it and start no parent watch."""
+    code = textwrap.dedent("""
+        import signal, threading, simstudy
+        simstudy.run_study("cv_variance", population="gaussian_folds", sizes=[20], replicates=4, progress=False)
+        print(signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+              signal.getsignal(signal.SIGHUP) is signal.SIG_DFL,
+              sum(t.name.startswith("simstudy") for t in threading.enumerate()))
+    """)
+    env = {**os.environ, "SIMSTUDY_MAIN_PID": str(os.getpid())}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "0"], out.stdout

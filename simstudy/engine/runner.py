@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterator, Sequence
 from simstudy.engine.backends import BACKENDS, worker_count
 from simstudy.engine.backends.fork_pool import resolve_backend
 from simstudy.engine.backends.streams import open_stream
+from simstudy.engine.backends.tasks import claim_main_process
 from simstudy.engine.chunks import ChunkOutput, RunReport, check_chunk_records, plan_chunks
 from simstudy.engine.config import RunnerConfig
 from simstudy.engine.progress import BAR_FORMAT, LogProgress, ProgressBar
@@ -163,6 +164,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         on for a study's phases; ``fn`` of other callers may return anything.
     """
     runner = runner if runner is not None else RunnerConfig()
+    claim_main_process()
     if runner.backend not in BACKENDS:
         raise ValueError(f"runner.backend={runner.backend!r}: choose one of {BACKENDS}.")
     desc = desc or phase

@@ -17,12 +17,25 @@ from simstudy.engine.chunks import ChunkOutput
 from simstudy.errors import WorkerLost
 from simstudy.studies.base import Chunk
 
-__all__ = ["describe_chunk", "ignore_interrupts_in_worker", "run_chunk", "run_task", "worker_lost"]
+__all__ = ["claim_main_process", "describe_chunk", "ignore_interrupts_in_worker", "run_chunk", "run_task",
+           "worker_lost"]
 
 #: Set by the first process that imports this module (the run's main process, before it starts any
 #: worker); worker processes inherit it and so know that they are workers.
 _MAIN_PID_VARIABLE = "SIMSTUDY_MAIN_PID"
 os.environ.setdefault(_MAIN_PID_VARIABLE, str(os.getpid()))
+
+
+def claim_main_process() -> None:
+    """Mark this process as a run's main process (called as a run dispatches its chunks).
+
+    The variable inherited at import is not enough: a ``simstudy`` command started by another
+    process that imported simstudy (a notebook's ``!simstudy ...``, a script's subprocess, a
+    test suite) inherits that process's pid and would take itself for a worker, ignore Ctrl-C
+    and SIGHUP in its in-process tasks and watch the wrong parent. The process that dispatches
+    chunks is the main process by definition; its workers then inherit its pid.
+    """
+    os.environ[_MAIN_PID_VARIABLE] = str(os.getpid())
 
 
 def ignore_interrupts_in_worker(parent: int | None = None) -> None:
