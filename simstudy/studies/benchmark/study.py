@@ -41,8 +41,12 @@ def _learner_for(name: str, population: Any, loss: Any) -> tuple[Any, str]:
 
 def build_cells(config: BenchmarkConfig, populations: dict[str, Any], losses: dict[str, Any]):
     """The data cells of the grid, the learner objects by (mechanism, learner, loss), and the
-    (mechanism, learner, loss) combinations left out with the reason."""
+    (mechanism, learner, loss) combinations left out with the reason. The blocks of the config's
+    scale (:class:`~.scales.Block`) restrict the cells and their procedures."""
     from simstudy.studies.benchmark.cells import split_pair
+    from simstudy.studies.benchmark.scales import SCALES, cell_procedures
+
+    blocks = SCALES[config.scale].blocks if config.scale in SCALES else ()
 
     cells, learners, left_out = [], {}, []
     for mechanism, population in populations.items():
@@ -67,7 +71,11 @@ def build_cells(config: BenchmarkConfig, populations: dict[str, Any], losses: di
                 if why:
                     left_out.append({"mechanism": mechanism, "learner": learner, "loss": loss, "why": why})
                     continue
-                cells += [DataCell.make(mechanism, learner, loss, n, population.task) for n in config.sizes]
+                for n in config.sizes:
+                    wanted = cell_procedures(blocks, mechanism, learner, loss, n, config.procedures)
+                    if wanted:
+                        restricted = () if len(wanted) == len(config.procedures) else wanted
+                        cells.append(DataCell.make(mechanism, learner, loss, n, population.task, restricted))
     return cells, learners, left_out
 
 
@@ -99,7 +107,8 @@ class BenchmarkStudy(Study):
         self.procedures = {name: resolve_procedure(name) for name in c.procedures}
         for name in c.mechanisms:
             try:
-                self.populations[name] = build_population(name)
+                path = dict(c.data).get(name)
+                self.populations[name] = build_population({"name": name, "path": path} if path else name)
             except ValueError as exc:
                 raise ConfigError(f"mechanisms: {name!r} cannot be built: {exc}") from None
             if self.populations[name].task != "residuals":
