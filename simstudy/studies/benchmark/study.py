@@ -58,6 +58,10 @@ def build_cells(config: BenchmarkConfig, populations: dict[str, Any], losses: di
         for learner in config.learners:
             parts = split_pair(learner) or (learner,)
             for loss in (x for x in config.losses if x in TASK_LOSSES[population.task]):
+                wanted = {n: cell_procedures(blocks, mechanism, learner, loss, n, config.procedures)
+                          for n in config.sizes}
+                if not any(wanted.values()):             # outside the scale's blocks: no learner built
+                    continue
                 why = ""
                 for part in parts:
                     if (mechanism, part, loss) not in learners:
@@ -71,11 +75,9 @@ def build_cells(config: BenchmarkConfig, populations: dict[str, Any], losses: di
                 if why:
                     left_out.append({"mechanism": mechanism, "learner": learner, "loss": loss, "why": why})
                     continue
-                for n in config.sizes:
-                    wanted = cell_procedures(blocks, mechanism, learner, loss, n, config.procedures)
-                    if wanted:
-                        restricted = () if len(wanted) == len(config.procedures) else wanted
-                        cells.append(DataCell.make(mechanism, learner, loss, n, population.task, restricted))
+                cells += [DataCell.make(mechanism, learner, loss, n, population.task,
+                                        () if len(procs) == len(config.procedures) else procs)
+                          for n, procs in wanted.items() if procs]
     return cells, learners, left_out
 
 
