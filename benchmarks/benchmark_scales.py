@@ -5,6 +5,8 @@ Usage (from the project root):
     python benchmarks/benchmark_scales.py                 # quick run + full estimate
     python benchmarks/benchmark_scales.py --skip-quick    # the full estimate only
     python benchmarks/benchmark_scales.py --quick-from quick.json   # record an earlier quick measurement
+    python benchmarks/benchmark_scales.py --skip-quick --costs-record results/benchmarks/benchmark_quick.jsonl
+                                                          # re-estimate from the recorded per-fit costs
 
 The quick scale runs as a user types it, ``simstudy benchmark --scale quick --n-jobs 2 --out DIR``,
 in a new process: its wall time, CPU time (the process and its workers) and the 1-minute load
@@ -16,9 +18,13 @@ first mechanism also at the smallest (after one discarded warm-up plan: compiled
 caches), whose ratio c(smallest) / c(largest) serves the learner's other mechanisms. The cost
 per fit c(n) is interpolated linearly in n between the two sizes. A data cell of size n then
 costs replicates x F(n) x c(n) (F(n): the fits per replicate of every distinct design of the
-full procedures, leave-one-out's n included; every fit charged a true error, which
-overestimates the bootstrap's) plus truth_replicates x c(n); a comparison costs both learners'.
-The estimate's wall time divides the CPU time by the 2 cores. Records are appended to
+procedures the cell runs (its block's, see :class:`simstudy.studies.benchmark.scales.Block`,
+that apply to it: intervals for one learner, tests for a comparison), leave-one-out's n included;
+every fit charged a true error, which overestimates the bootstrap's) plus truth_replicates x c(n);
+a comparison costs both learners'.
+The estimate's wall time divides the CPU time by the 2 cores. Letter is read from
+``../shared/data/letter-recognition.data`` when that file exists (``--data letter=PATH``
+otherwise), as ``simstudy benchmark --data letter=PATH`` reads it. Records are appended to
 ``results/benchmarks/benchmark_quick.jsonl``.
 """
 from __future__ import annotations
@@ -107,35 +113,43 @@ def _impute(cost: dict, learners) -> list[str]:
     return imputed
 
 
-def estimate_full(logged: str | None = None, budget: float = float("inf")) -> dict:
-    """The full scale's CPU seconds from per-fit costs (see the module docstring); costs ``logged`` by an
-    earlier run are reused, and once ``budget`` seconds of probing are spent the remaining
-    (mechanism, learner) pairs get the median cost of the learner's probed mechanisms."""
-    from simstudy.cv.losses import resolve_loss
-    from simstudy.errors import DataUnavailableError
-    from simstudy.populations import build_population
+LETTER_FILE = ROOT.parent / "shared" / "data" / "letter-recognition.data"
+
+
+def _recorded_costs(path: str | None) -> dict[tuple, list[float]]:
+    """Per-fit costs of the newest record of ``path`` (a JSONL of this script) that holds them."""
+    out = {}
+    if path:
+        for line in Path(path).read_text().splitlines():
+            costs = json.loads(line).get("full_estimate", {}).get("per_fit_cost_s")
+            if costs:
+                out = {tuple(key.split("/")): list(value) for key, value in costs.items()}
+    return out
+
+
+def _cell_fits(cell, procedures: dict) -> int:
+    """Fits per replicate of a data cell: one plan per distinct design of its active procedures."""
+    from simstudy.studies.benchmark.procedures import applicability
+
+    active = [p for name, p in procedures.items() if (not cell.procedures or name in cell.procedures)
+              and not applicability(p, cell.pair is not None, cell.mechanism_is_residual, cell.loss, cell.n)]
+    return sum(design.fits(cell.n) for design in {repr(p.design): p.design for p in active}.values())
+
+
+def _full_config(data: dict):
     from simstudy.studies.benchmark.config import BenchmarkConfig
-    from simstudy.studies.benchmark.procedures import resolve_procedure
     from simstudy.studies.benchmark.scales import SCALES
-    from simstudy.studies.benchmark.study import build_cells
 
     grid = SCALES["full"]
-    config = BenchmarkConfig(scale="full", procedures=list(grid.procedures), mechanisms=list(grid.mechanisms),
-                             learners=list(grid.learners + grid.comparisons), losses=list(grid.losses),
-                             sizes=list(grid.sizes), replicates=grid.replicates, truth_replicates=grid.truth_replicates)
-    populations, unavailable = {}, {}
-    for m in config.mechanisms:
-        try:
-            populations[m] = build_population(m)
-        except DataUnavailableError as exc:          # e.g. Letter offline: left out of the estimate, said so
-            unavailable[m] = " ".join(str(exc).split())[:200]
-    config.mechanisms = list(populations)
-    losses = {name: resolve_loss(name) for name in config.losses}
-    cells, learners, _ = build_cells(config, populations, losses)
-    designs = {repr(p.design): p.design for p in (resolve_procedure(name) for name in config.procedures)}
-    fits = {n: sum(d.fits(n) for d in designs.values()) for n in config.sizes}
-    lo, hi = min(config.sizes), max(config.sizes)
-    cost: dict[tuple, list[float]] = dict(_logged_costs(logged))
+    return grid, BenchmarkConfig(scale="full", procedures=list(grid.procedures), mechanisms=list(grid.mechanisms),
+                                 learners=list(grid.learners + grid.comparisons), losses=list(grid.losses),
+                                 sizes=list(grid.sizes), replicates=grid.replicates,
+                                 truth_replicates=grid.truth_replicates, data=data)
+
+
+def _probe_costs(learners, populations, losses, sizes, cost, budget) -> None:
+    """Measure the per-fit cost of every (mechanism, learner) without one (see the module docstring)."""
+    lo, hi = min(sizes), max(sizes)
     ratio: dict[str, float] = {name: c[0] / c[1] for (_, name), c in cost.items() if c[1] > 0}
     rng = np.random.default_rng(0)
     started = time.perf_counter()
@@ -154,7 +168,37 @@ def estimate_full(logged: str | None = None, budget: float = float("inf")) -> di
         cost[key] = [ratio[name] * high, high]
         print(f"{mechanism} {name}: {cost[key][0]:.4f} s/fit at n={lo}, {high:.4f} at n={hi}", flush=True)
 
+
+def estimate_full(logged: str | None = None, budget: float = float("inf"), recorded: str | None = None,
+                  data: dict | None = None) -> dict:
+    """The full scale's CPU seconds from per-fit costs (see the module docstring); costs ``logged`` by an
+    earlier run or ``recorded`` in a JSONL of this script are reused (measured at n = 50 and 500 and
+    interpolated linearly), and once ``budget`` seconds of probing are spent the remaining
+    (mechanism, learner) pairs get the median cost of the learner's probed mechanisms. A cell's
+    fits per replicate count the designs of the procedures its block runs that apply to it."""
+    from simstudy.cv.losses import resolve_loss
+    from simstudy.errors import DataUnavailableError
+    from simstudy.populations import build_population
+    from simstudy.studies.benchmark.procedures import resolve_procedure
+    from simstudy.studies.benchmark.study import build_cells
+
+    data = dict(data or {})
+    grid, config = _full_config(data)
+    populations, unavailable = {}, {}
+    for m in config.mechanisms:
+        try:
+            populations[m] = build_population({"name": m, "path": data[m]} if m in data else m)
+        except DataUnavailableError as exc:          # e.g. Letter offline: left out of the estimate, said so
+            unavailable[m] = " ".join(str(exc).split())[:200]
+    config.mechanisms = list(populations)
+    losses = {name: resolve_loss(name) for name in config.losses}
+    cells, learners, _ = build_cells(config, populations, losses)
+    procedures = {name: resolve_procedure(name) for name in config.procedures}
+    cost: dict[tuple, list[float]] = {**_recorded_costs(recorded), **_logged_costs(logged)}
+    cost_sizes = (50, 500) if cost else (min(config.sizes), max(config.sizes))
+    _probe_costs(learners, populations, losses, cost_sizes, cost, budget)
     imputed = _impute(cost, learners)
+    lo, hi = cost_sizes
 
     def per_fit(mechanism, name, n):
         if (mechanism, name) not in cost:
@@ -162,16 +206,22 @@ def estimate_full(logged: str | None = None, budget: float = float("inf")) -> di
         a, b = cost[mechanism, name]
         return a + (b - a) * (n - lo) / (hi - lo)
 
-    cpu = 0.0
+    by_learner: dict[str, float] = {}
+    cells_by_learner: dict[str, int] = {}
     for cell in cells:
-        names = cell.pair or (cell.learner,)
-        c = sum(per_fit(cell.mechanism, name, cell.n) for name in names)
-        cpu += config.replicates * fits[cell.n] * c + config.truth_replicates * c
+        c = sum(per_fit(cell.mechanism, name, cell.n) for name in (cell.pair or (cell.learner,)))
+        seconds = config.replicates * _cell_fits(cell, procedures) * c + config.truth_replicates * c
+        by_learner[cell.learner] = by_learner.get(cell.learner, 0.0) + seconds
+        cells_by_learner[cell.learner] = cells_by_learner.get(cell.learner, 0) + 1
+    cpu = sum(by_learner.values())
     return {"procedures": len(config.procedures), "mechanisms": len(grid.mechanisms),
-            "mechanisms_not_estimated": unavailable, "costs_imputed": imputed,
+            "mechanisms_not_estimated": unavailable, "local_data": data, "costs_imputed": imputed,
             "learners": len(grid.learners), "comparisons": len(grid.comparisons), "losses": len(config.losses),
-            "sizes": list(config.sizes), "replicates": config.replicates, "data_cells": len(cells),
-            "fits_per_replicate": fits, "estimated_cpu_s": round(cpu), "estimated_wall_h_2_cores": round(cpu / 2 / 3600, 1),
+            "sizes": list(config.sizes), "replicates": config.replicates,
+            "truth_replicates": config.truth_replicates, "blocks": len(grid.blocks), "data_cells": len(cells),
+            "estimated_cpu_s": round(cpu), "estimated_wall_h_2_cores": round(cpu / 2 / 3600, 2),
+            "wall_h_2_cores_by_learner": {k: round(v / 2 / 3600, 3) for k, v in sorted(by_learner.items())},
+            "cells_by_learner": dict(sorted(cells_by_learner.items())),
             "per_fit_cost_s": {f"{m}/{name}": [round(x, 5) for x in c] for (m, name), c in cost.items()}}
 
 
@@ -179,6 +229,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-quick", action="store_true")
     parser.add_argument("--costs-from", default=None, help="reuse the per-fit costs printed by an earlier run")
+    parser.add_argument("--costs-record", default=None,
+                        help="reuse the per-fit costs of the newest record of this JSONL (e.g. the records file)")
+    parser.add_argument("--data", action="append", default=[], metavar="MECHANISM=PATH",
+                        help="a local file of a data-backed mechanism (default: letter from ../shared/data if there)")
     parser.add_argument("--probe-seconds", type=float, default=float("inf"),
                         help="stop probing after this long; the rest get the learner's median cost")
     parser.add_argument("--quick-from", default=None,
@@ -193,7 +247,10 @@ def main() -> None:
     elif not args.skip_quick:
         record["quick"] = run_quick()
         print(json.dumps(record["quick"]), flush=True)
-    record["full_estimate"] = estimate_full(args.costs_from, args.probe_seconds)
+    data = dict(item.split("=", 1) for item in args.data)
+    if not data and LETTER_FILE.is_file():
+        data = {"letter": str(LETTER_FILE)}
+    record["full_estimate"] = estimate_full(args.costs_from, args.probe_seconds, args.costs_record, data)
     RECORDS.parent.mkdir(parents=True, exist_ok=True)
     with RECORDS.open("a") as fh:
         fh.write(json.dumps(record) + "\n")

@@ -22,7 +22,7 @@ def _names(field_name: str, value: Any) -> list | None:
 
 def benchmark_params(scale: str = "quick", *, procedures=None, mechanisms=None, learners=None, losses=None,
                      sizes=None, replicates=None, seed: int = 0, alpha: float = 0.05,
-                     streams: str = "cells") -> dict[str, Any]:
+                     streams: str = "cells", data: dict | None = None) -> dict[str, Any]:
     """The study settings of a scale with the given parts replaced (names checked by the config)."""
     from simstudy.studies.benchmark.cells import nearest
     from simstudy.studies.benchmark.scales import SCALES
@@ -40,6 +40,8 @@ def benchmark_params(scale: str = "quick", *, procedures=None, mechanisms=None, 
               "replicates": int(replicates) if replicates is not None else grid.replicates,
               "truth_replicates": grid.truth_replicates, "seed": seed, "alpha": alpha,
               "streams": streams}
+    if data:
+        params["data"] = {str(k): str(v) for k, v in dict(data).items()}
     return params
 
 
@@ -48,7 +50,7 @@ def run_benchmark(scale: str = "quick", *, procedures: Sequence[str] | None = No
                   losses: Sequence[str] | None = None, sizes: Sequence[int] | None = None,
                   replicates: int | None = None, seed: int = 0, out: str | Path | None = None, n_jobs: int = 1,
                   alpha: float = 0.05, progress: bool = False, on_error: str = "record",
-                  streams: str = "cells") -> BenchmarkResult:
+                  streams: str = "cells", data: dict | None = None) -> BenchmarkResult:
     """Run the benchmark at a scale (``"ci"``, ``"quick"``, ``"full"``), any part of its grid replaced.
 
     Every run goes through the engine (:func:`simstudy.run_study`): with ``out`` it is resumable,
@@ -56,7 +58,8 @@ def run_benchmark(scale: str = "quick", *, procedures: Sequence[str] | None = No
     depend on ``n_jobs``. ``learners`` takes single learners and comparisons "A-vs-B" (the
     tests); ``procedures`` registry names or ``package.module:attribute`` import paths.
     ``streams="cv_clt"`` draws the samples and K-fold plans as the cv_clt study does
-    (:mod:`~simstudy.studies.benchmark.cv_clt_streams`).
+    (:mod:`~simstudy.studies.benchmark.cv_clt_streams`). ``data`` maps a data-backed mechanism to a
+    local file read instead of its download (``{"letter": "letter-recognition.data"}``).
 
     Returns
     -------
@@ -67,7 +70,8 @@ def run_benchmark(scale: str = "quick", *, procedures: Sequence[str] | None = No
     from simstudy.studies.benchmark.study import BenchmarkStudy, run_config
 
     params = benchmark_params(scale, procedures=procedures, mechanisms=mechanisms, learners=learners, losses=losses,
-                              sizes=sizes, replicates=replicates, seed=seed, alpha=alpha, streams=streams)
+                              sizes=sizes, replicates=replicates, seed=seed, alpha=alpha, streams=streams,
+                              data=data)
     result = run_study(BenchmarkStudy, out=out, n_jobs=n_jobs, progress=progress,
                        runner={"on_error": on_error}, **params)
     config = {**run_config(result.study.config), "left_out": result.study.left_out}

@@ -38,6 +38,20 @@ def _sizes(text: str | None, prog: str):
         fail(prog, f"--sizes={text!r} is invalid: give whole numbers separated by commas, e.g. --sizes 50,100.")
 
 
+def _data(items: list[str], prog: str) -> dict[str, str]:
+    from simstudy.cli.console import fail
+
+    out = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            fail(prog, f"--data={item!r} is invalid: give MECHANISM=PATH, e.g. --data letter=letter-recognition.data.")
+        if not Path(path).is_file():
+            fail(prog, f"--data={item!r} is invalid: {path!r} is not a file; give the path of the mechanism's data.")
+        out[name] = path
+    return out
+
+
 def benchmark_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="simstudy benchmark",
                                 description="Run the CV inference benchmark: coverage, width, size and power of every "
@@ -47,6 +61,9 @@ def benchmark_parser() -> argparse.ArgumentParser:
     _grid_options(p, "quick")
     p.add_argument("--procedures", default=None,
                    help="comma-separated procedure names or package.module:function paths (default: the scale's)")
+    p.add_argument("--data", action="append", default=[], metavar="MECHANISM=PATH",
+                   help="a local file of a data-backed mechanism, read instead of its download "
+                        "(e.g. --data letter=letter-recognition.data); repeatable")
     p.add_argument("-o", "--out", default=None, help="run directory (default: runs/benchmark_<scale>)")
     p.add_argument("--no-site", action="store_true",
                    help="do not write the results site (<out>/site/index.html: leaderboard, heat maps, drill-down)")
@@ -87,6 +104,7 @@ def benchmark_main(argv: list[str] | None = None) -> None:
     """``simstudy benchmark [--scale quick|full|ci] [--out DIR] [--procedures a,b] ...``."""
     args = benchmark_parser().parse_args(argv)
     sizes = _sizes(args.sizes, "simstudy benchmark")
+    data = _data(args.data, "simstudy benchmark")
 
     def work():
         from simstudy.benchmark import run_benchmark
@@ -94,7 +112,8 @@ def benchmark_main(argv: list[str] | None = None) -> None:
         out = Path(args.out or f"runs/benchmark_{args.scale}")
         result = run_benchmark(args.scale, procedures=args.procedures, mechanisms=args.mechanisms,
                                learners=args.learners, losses=args.losses, sizes=sizes, replicates=args.replicates,
-                               seed=args.seed, alpha=args.alpha, out=out, n_jobs=args.n_jobs, progress=True)
+                               seed=args.seed, alpha=args.alpha, out=out, n_jobs=args.n_jobs, progress=True,
+                               data=data)
         print(result.run.headline())
         print(f"cells: {out / 'cells.parquet'} ({len(result.cells)} rows), {out / 'cells.csv'}")
         if not args.no_site:

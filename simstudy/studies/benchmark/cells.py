@@ -12,7 +12,7 @@ splits and the procedures read the loss differences A - B.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from simstudy.errors import ConfigError
 from simstudy.rng import condition_key
@@ -59,6 +59,9 @@ class DataCell:
     task : {"classification", "regression"}
     key : str
         :func:`cell_key` of the names.
+    procedures : tuple of str
+        The procedures the cell runs when its scale's blocks restrict them (empty: every procedure
+        of the run); not part of the key, so a cell's records do not depend on it.
     """
 
     mechanism: str
@@ -67,10 +70,12 @@ class DataCell:
     n: int
     task: str
     key: str
+    procedures: tuple = field(default=(), compare=False)
 
     @classmethod
-    def make(cls, mechanism: str, learner: str, loss: str, n: int, task: str) -> "DataCell":
-        return cls(mechanism, learner, loss, int(n), task, cell_key(mechanism, learner, loss, n))
+    def make(cls, mechanism: str, learner: str, loss: str, n: int, task: str,
+             procedures: tuple = ()) -> "DataCell":
+        return cls(mechanism, learner, loss, int(n), task, cell_key(mechanism, learner, loss, n), tuple(procedures))
 
     @property
     def mechanism_is_residual(self) -> bool:

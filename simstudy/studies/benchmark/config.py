@@ -1,8 +1,8 @@
 """Settings of the benchmark study (:class:`BenchmarkConfig`), checked before any work."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import List
+from dataclasses import dataclass, field
+from typing import Dict, List
 
 from simstudy.studies.benchmark.cells import nearest, split_pair
 from simstudy.studies.benchmark.scales import RESIDUAL_LEARNER, SCALES
@@ -42,6 +42,9 @@ class BenchmarkConfig(StudyConfig):
     #: The random streams: "cells" (each data cell its own, see :mod:`.worker`) or "cv_clt" (the
     #: sample and K-fold plan of the cv_clt study, :mod:`.cv_clt_streams`).
     streams: str = "cells"
+    #: Local files of data-backed mechanisms, by mechanism name (e.g. {"letter": "letter-recognition.data"}):
+    #: the population's ``path``, read instead of its download.
+    data: Dict[str, str] = field(default_factory=dict)
 
     def validate(self) -> None:
         check_names(self)
@@ -54,6 +57,9 @@ class BenchmarkConfig(StudyConfig):
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             fail("study.seed", self.seed, "use a non-negative integer seed.")
         validate_level(self.alpha)
+        for name in self.data:
+            if name not in self.mechanisms:
+                fail("study.data", dict(self.data), f"name a mechanism of the run ({name!r} is not one).")
         if self.streams not in ("cells", "cv_clt"):
             fail("study.streams", self.streams, "use 'cells' (the default) or 'cv_clt'.")
 

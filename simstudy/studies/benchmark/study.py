@@ -41,8 +41,12 @@ def _learner_for(name: str, population: Any, loss: Any) -> tuple[Any, str]:
 
 def build_cells(config: BenchmarkConfig, populations: dict[str, Any], losses: dict[str, Any]):
     """The data cells of the grid, the learner objects by (mechanism, learner, loss), and the
-    (mechanism, learner, loss) combinations left out with the reason."""
+    (mechanism, learner, loss) combinations left out with the reason. The blocks of the config's
+    scale (:class:`~.scales.Block`) restrict the cells and their procedures."""
     from simstudy.studies.benchmark.cells import split_pair
+    from simstudy.studies.benchmark.scales import SCALES, cell_procedures
+
+    blocks = SCALES[config.scale].blocks if config.scale in SCALES else ()
 
     cells, learners, left_out = [], {}, []
     for mechanism, population in populations.items():
@@ -54,6 +58,10 @@ def build_cells(config: BenchmarkConfig, populations: dict[str, Any], losses: di
         for learner in config.learners:
             parts = split_pair(learner) or (learner,)
             for loss in (x for x in config.losses if x in TASK_LOSSES[population.task]):
+                wanted = {n: cell_procedures(blocks, mechanism, learner, loss, n, config.procedures)
+                          for n in config.sizes}
+                if not any(wanted.values()):             # outside the scale's blocks: no learner built
+                    continue
                 why = ""
                 for part in parts:
                     if (mechanism, part, loss) not in learners:
@@ -67,7 +75,9 @@ def build_cells(config: BenchmarkConfig, populations: dict[str, Any], losses: di
                 if why:
                     left_out.append({"mechanism": mechanism, "learner": learner, "loss": loss, "why": why})
                     continue
-                cells += [DataCell.make(mechanism, learner, loss, n, population.task) for n in config.sizes]
+                cells += [DataCell.make(mechanism, learner, loss, n, population.task,
+                                        () if len(procs) == len(config.procedures) else procs)
+                          for n, procs in wanted.items() if procs]
     return cells, learners, left_out
 
 
@@ -99,7 +109,8 @@ class BenchmarkStudy(Study):
         self.procedures = {name: resolve_procedure(name) for name in c.procedures}
         for name in c.mechanisms:
             try:
-                self.populations[name] = build_population(name)
+                path = dict(c.data).get(name)
+                self.populations[name] = build_population({"name": name, "path": path} if path else name)
             except ValueError as exc:
                 raise ConfigError(f"mechanisms: {name!r} cannot be built: {exc}") from None
             if self.populations[name].task != "residuals":

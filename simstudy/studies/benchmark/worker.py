@@ -59,6 +59,13 @@ def _stream(seed: int, r: int, **parts: Any) -> np.random.Generator:
     return replicate_rng(seed, condition_key(parts), r)
 
 
+def _outside_block(cell: DataCell, procedure: str) -> str:
+    """Why a cell restricted by its scale's blocks does not run ``procedure`` ("" when it does)."""
+    if cell.procedures and procedure not in cell.procedures:
+        return "not in this cell's block of the scale (see the scale's blocks)"
+    return ""
+
+
 @dataclass
 class BenchmarkWorker:
     """Runs the replicates of one chunk of a data cell for the chunk's procedures (picklable)."""
@@ -117,8 +124,8 @@ class BenchmarkWorker:
         """One row per wanted procedure."""
         comparison, residual = cell.pair is not None, cell.mechanism_is_residual
         rows = {name: {"subject": name, "kind": "skipped", "note": why}
-                for name in wanted if (why := applicability(self.procedures[name], comparison, residual,
-                                                            cell.loss, cell.n))}
+                for name in wanted if (why := _outside_block(cell, name) or applicability(
+                    self.procedures[name], comparison, residual, cell.loss, cell.n))}
         active = [name for name in wanted if name not in rows]
         if not active:
             return [rows[name] for name in wanted]
