@@ -18,7 +18,9 @@ chunk written and checksummed), ``shard_load`` (the shards found, checked and re
 (the study's tables) and ``write`` (records, tables, figures, report and manifest). Each is
 recorded in seconds and in microseconds per replicate: a part whose cost per replicate grows
 with the size grows faster than the work. ``peak_rss_mib``: the largest resident set of the main
-process, ``peak_rss_workers_mib`` that of the largest worker. Records are appended to
+process over both passes (the collect pass runs in the same process after the run),
+``peak_rss_workers_mib`` that of the largest child process (workers, and the processes forked to
+draw the figures, which share the main process's pages). Records are appended to
 ``results/benchmarks/scaling.jsonl``.
 """
 from __future__ import annotations
@@ -120,6 +122,7 @@ def main() -> None:
     if args.one:
         print(json.dumps(one_size(args.one, Path(args.out))))
         return
+    commit = _commit()  # the code measured (commits made while a long size runs do not count)
     for size in (int(s) for s in args.sizes.split(",")):
         out = Path(tempfile.mkdtemp(prefix="simstudy-scaling-")) / "run"
         load_before = os.getloadavg()[0]
@@ -133,7 +136,7 @@ def main() -> None:
         record = {"workload": "scaling-gaussian_folds-cv_variance", "command": f"python benchmarks/scaling.py "
                   f"--sizes {size}", **json.loads(proc.stdout.strip().splitlines()[-1]),
                   "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
-                  "cores": os.cpu_count(), **machine(), "python": platform.python_version(), "commit": _commit(),
+                  "cores": os.cpu_count(), **machine(), "python": platform.python_version(), "commit": commit,
                   "date": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())}
         RECORDS.parent.mkdir(parents=True, exist_ok=True)
         with open(RECORDS, "a") as fh:

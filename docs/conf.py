@@ -5,8 +5,10 @@ gallery, API reference, benchmarks, changelog, developer guide. Generated at bui
 committed (``docs/.gitignore``):
 
 - ``_generated/configuration.rst.inc``: every field of every registered part
-  (``sphinxext/configref.py``), and ``_generated/benchmarks.rst.inc``: the latest benchmark records
-  (``sphinxext/benchpage.py``), written only when their text changes;
+  (``sphinxext/configref.py``), ``_generated/benchmarks.rst.inc``: the latest benchmark records
+  (``sphinxext/benchpage.py``), and ``_generated/benchmark_results.rst.inc`` with the results site
+  of a committed benchmark run in ``_generated/extra/benchmark/`` (``sphinxext/benchsite.py``),
+  written only when their text changes;
 - ``api/generated/``: one page per module (autosummary, recursive: new modules appear by
   themselves);
 - ``auto_examples/``: the gallery, executed from ``examples/gallery/`` (sphinx-gallery).
@@ -87,6 +89,9 @@ html_static_path = ["_static"]
 html_css_files = ["simstudy.css"]
 html_js_files = ["pagecheck.js"]
 html_math_renderer = "mathml"
+# the benchmark's results site (sphinxext/benchsite.py) is copied beside the pages as benchmark/
+html_extra_path = ["_generated/extra"]
+(DOCS / "_generated" / "extra").mkdir(parents=True, exist_ok=True)
 html_show_sourcelink = False
 html_copy_source = False
 html_theme_options = {
@@ -100,9 +105,9 @@ html_theme_options = {
     # the reproductions' wide tables get the whole width; other pages keep the page's contents on the right
     "secondary_sidebar_items": {pattern: ["page-toc"] for pattern in (
         "index", "getting_started/*", "user_guide/*", "configuration", "statistics/*", "api/*", "api/generated/*",
-        "benchmarks", "changelog", "developer/*")} | {"reproductions/*": [], "auto_examples/*": []},
+        "benchmarks", "benchmark_results", "changelog", "developer/*")} | {"reproductions/*": [], "auto_examples/*": []},
 }
-html_sidebars = {"index": [], "changelog": [], "benchmarks": [], "configuration": [], "developer/index": []}
+html_sidebars = {"index": [], "changelog": [], "benchmarks": [], "benchmark_results": [], "configuration": [], "developer/index": []}
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -115,11 +120,14 @@ def _write_if_changed(path: Path, text: str) -> None:
 def generate_pages(app) -> None:
     """The generated parts of the configuration reference and the benchmarks page."""
     import benchpage
+    import benchsite
     import configref
 
     out = DOCS / "_generated"
     _write_if_changed(out / "configuration.rst.inc", configref.configuration_rst())
     _write_if_changed(out / "benchmarks.rst.inc", benchpage.benchmarks_rst(ROOT / "results" / "benchmarks"))
+    _write_if_changed(out / "benchmark_results.rst.inc",
+                      benchsite.benchmark_results_rst(ROOT / "results" / "benchmark", out / "extra"))
 
 
 def setup(app):

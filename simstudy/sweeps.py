@@ -14,7 +14,9 @@ those runs are kept apart, never merged. Runs are grouped by study: tables of di
 are never mixed (with several studies, each gets its own files, prefixed by the study's name).
 A run directory without ``summary.csv`` (unfinished, or caught mid-write) is named in the
 headlines and the report, never dropped silently. The figures come from the study
-(:meth:`simstudy.studies.base.Study.collect_figures`).
+(:meth:`simstudy.studies.base.Study.collect_figures`). Every file is written through
+:mod:`simstudy.files` (a temporary name, then a rename): a collect interrupted while writing
+leaves each file as it was before, or complete.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import pandas as pd
 import yaml
 
 from simstudy.errors import UserError
+from simstudy.files import write_csv_atomic, write_text_atomic
 from simstudy.report.html import sweep_report_html
 from simstudy.report.latex import write_latex_tables
 from simstudy.report.tables import frame_to_markdown
@@ -228,16 +231,16 @@ def _collect_study(sweep_dir: Path, study_name: str, runs: list[Path], prefix: s
     summary = _merge(runs, "summary.csv", parameters, layout.values)
     tests = _merge(runs, "tests.csv", parameters, layout.values)
     files = [sweep_dir / f"{prefix}collected_summary.csv"]
-    summary.to_csv(files[-1], index=False)
+    write_csv_atomic(summary, files[-1])
     if tests is not None:
         files.append(sweep_dir / f"{prefix}collected_tests.csv")
-        tests.to_csv(files[-1], index=False)
+        write_csv_atomic(tests, files[-1])
     notes = _layout_notes(layout)
     text = [f"# Sweep {sweep_dir}: {len(runs)} runs of study {study_name}\n",
             f"Parameters (what varies between the runs): {', '.join(parameters) or 'none'}.\n",
             *[note + "\n" for note in notes], frame_to_markdown(summary)]
     files.append(sweep_dir / f"{prefix}collected.md")
-    files[-1].write_text("\n".join(text))
+    write_text_atomic(files[-1], "\n".join(text))
     study = resolve_study(study_name)
     figures = save_figures(study.collect_figures(summary, tests, parameters), sweep_dir / f"{prefix}collected_figures")
     files += list(figures.values())
@@ -283,7 +286,7 @@ def collect(sweep_dir: str | Path) -> CollectResult:
     first = results[0]
     parts = {name: part for r in results for name, part in r.parts.items()}
     report = sweep_dir / "collected_report.html"
-    report.write_text(sweep_report_html(sweep_dir, parts, left_out), encoding="utf-8")
+    write_text_atomic(report, sweep_report_html(sweep_dir, parts, left_out))
     headlines = [line for r in results for line in r.headlines]
     if left_out:
         headlines.insert(0, f"left out {len(left_out)} run director{'y' if len(left_out) == 1 else 'ies'}: "

@@ -1,6 +1,8 @@
 """Shared fixtures: paths, small data files, config composition."""
 from __future__ import annotations
 
+import logging
+import signal
 import string
 from pathlib import Path
 
@@ -15,6 +17,25 @@ from simstudy.errors import ConfigError  # noqa: F401  (re-exported for the test
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 LETTER_FILE = SHARED / "data" / "letter-recognition.data"
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@pytest.fixture(autouse=True)
+def _restore_process_state():
+    """Each test leaves the root logger and the signal handlers as it found them: a command run
+    in-process (its console handler bound to that test's captured stdout, its signal handlers)
+    must not change what a later test or a subprocess it starts (inherited dispositions) sees."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    dispositions = {s: signal.getsignal(s) for s in _SIGNALS}
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for s, handler in dispositions.items():
+        if signal.getsignal(s) is not handler and handler is not None:
+            signal.signal(s, handler)
 
 
 def make_letter_like(rows: int = 400, seed: int = 0):

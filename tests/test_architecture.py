@@ -19,8 +19,8 @@ PACKAGE = ROOT / "simstudy"
 #: reason in its docstring).
 LONG_FUNCTIONS = {"_grow_nodes"}   # the CART growth loop, its split search inlined for speed
 #: Modules allowed over 400 lines: compiled kernels kept in one file (numba's cache of a kernel
-#: follows its own file) and the procedures' declared designs, one small dataclass each.
-LONG_MODULES = {"learners/cart/grow.py", "learners/logistic/newton.py", "inference/procedures/designs.py"}
+#: follows its own file).
+LONG_MODULES = {"learners/cart/grow.py", "learners/logistic/newton.py"}
 
 
 def test_the_import_contracts_hold():

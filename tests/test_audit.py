@@ -273,3 +273,24 @@ def test_regression_audit_cli_file(tmp_path):
     assert np.all(intervals["low"] <= estimate) and np.all(estimate <= intervals["high"])
     assert (tmp_path / "out" / "figures" / "audit.png").exists()
 
+
+
+@pytest.mark.parametrize("X, y, learner, words", [
+    (np.zeros((100, 2)), np.zeros(99), "tree", "same length"),
+    (np.full((100, 2), np.nan), np.arange(100) % 2, "tree", "missing or infinite"),
+    (np.zeros((100, 2)), np.zeros(100), "tree", "single class"),
+    (np.zeros((100, 2)), np.ones(100), "ridge_regressor", "y is constant"),
+    (np.zeros((100, 2)), np.array(["a", "b"] * 50), "ridge_regressor", "non-numeric"),
+    (np.zeros((100, 2)), None, "tree", "y is missing"),
+])
+def test_audit_arrays_are_checked_by_the_in_memory_population(X, y, learner, words):
+    """One array check: the audit's X=, y= and run_study's population=(X, y) refuse the same
+    arrays with the same message (the audit's names X and y, the study's population X, y)."""
+    with pytest.raises(ConfigError, match=words) as by_audit:
+        audit(X=X, y=y, learner=learner, progress=False)
+    task = "regression" if learner == "ridge_regressor" else "classification"
+    with pytest.raises(ConfigError, match=words) as by_population:
+        from simstudy.populations.in_memory import in_memory_population
+
+        in_memory_population({"data": X, "target": y, "task": task})
+    assert str(by_population.value).replace("population: ", "").replace("population ", "") == str(by_audit.value)

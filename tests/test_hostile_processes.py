@@ -225,6 +225,11 @@ def test_sigterm_mid_chunks_loky(tmp_path, reference):
 
 
 @pytest.mark.slow
+def test_sighup_mid_chunks_loky(tmp_path, reference):
+    _check_stopped_and_resumed(*_interrupt(tmp_path, "loky", signal.SIGHUP, "chunks"), reference, "loky")
+
+
+@pytest.mark.slow
 def test_sigkill_of_the_command_mid_chunks_loky(tmp_path, reference):
     _check_stopped_and_resumed(*_interrupt(tmp_path, "loky", signal.SIGKILL, "chunks"), reference, "loky")
 

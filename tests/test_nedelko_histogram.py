@@ -20,16 +20,20 @@ def _rule(types, cells):
 
 
 def _brute_force(p, cells, N, K):
-    """Expectations by enumerating ordered samples and every assignment of positions to folds."""
+    """Expectations by enumerating ordered samples and every partition of positions into folds.
+
+    The K-fold estimate does not depend on the folds' labels, so its mean over the K! labellings
+    of a partition is its value on the partition: each partition is enumerated once."""
     T = 2 * cells
     m = N // K
-    # all ordered partitions of positions into K labelled folds of size m
+    # all partitions of positions into K folds of size m, each fold led by its smallest position
     partitions = []
     def rec(left, folds):
         if not left:
             partitions.append(folds)
             return
-        for chosen in itertools.combinations(left, m):
+        for rest in itertools.combinations(left[1:], m - 1):
+            chosen = (left[0], *rest)
             rec([i for i in left if i not in chosen], folds + [chosen])
     rec(list(range(N)), [])
     out = {"risk": 0.0, "emp": 0.0, "loo": 0.0, "kf": 0.0, "d0_loo": 0.0, "d0_kf": 0.0, "d0_emp": 0.0}

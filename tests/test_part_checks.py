@@ -118,3 +118,36 @@ def test_the_logistic_and_linear_kernels_refuse_bad_fold_labels():
     ridge, _ = batched_linear_learner(RidgeClassifier(), "ridge")
     with pytest.raises(KernelInputError, match="X of shape"):
         ridge.cross_validate_batch(X[None], y[None, :-1], (np.arange(12) % 3)[None], 3)
+
+
+def test_guaranteed_outputs_are_declared_by_built_in_parts_not_guessed():
+    """The built-in tree and tabular population declare GuaranteedOutputs (their label checks are
+    skipped); a user's part is checked in full, whatever attributes it has; the shape and dtype
+    of a guaranteed part's predictions are still checked."""
+    from simstudy.contracts import GuaranteedOutputs, guarantees_outputs
+    from simstudy.learners.dispatch import build_learner
+
+    assert guarantees_outputs(build_learner("tree"))
+    assert guarantees_outputs(TabularPopulation(np.zeros((4, 1)), np.array([0, 1, 0, 1]), name="t"))
+    assert not guarantees_outputs(build_learner("knn"))  # a scikit-learn estimator: checked
+
+    class Mimic:  # names of the declaration as attributes: not a declaration
+        GuaranteedOutputs = True
+        guaranteed = True
+        guarantees_outputs = True
+
+    assert not guarantees_outputs(Mimic()) and not guarantees_outputs(GuaranteedOutputs)
+    y = np.array([0, 1, 0, 1])
+    with pytest.raises(PartOutputError, match="no class label"):
+        check_predictions(np.array([0, 1, 7, 1]), y)
+    check_predictions(np.array([0, 1, 7, 1]), y, guaranteed=True)  # values not checked
+    with pytest.raises(PartOutputError, match="shape"):
+        check_predictions(np.array([0, 1, 0]), y, guaranteed=True)
+    with pytest.raises(PartOutputError, match="dtype"):
+        check_predictions(np.array(["a", "b", "a", "b"]), y, guaranteed=True)
+    sample = Sample(X=np.zeros((4, 1)), y=np.array([0.5, 1, 0, 1]))
+    with pytest.raises(PartOutputError, match="whole numbers"):
+        checked_sample(sample, 4, "classification")
+    assert checked_sample(sample, 4, "classification", guaranteed=True) is sample
+    with pytest.raises(PartOutputError, match="rows"):
+        checked_sample(sample, 5, "classification", guaranteed=True)

@@ -210,6 +210,35 @@ def test_headline_warns_when_rejections_come_from_equal_fold_means():
     assert int(quiet.summary["theta3_zero"].iloc[0]) == 0 and "warning" not in quiet.headline()
 
 
+def test_cv_clt_headline_warns_when_coverage_comes_from_zero_variance_replicates():
+    """A tree at n=10 with K=2 and the 0-1 loss: many replicates have equal fold means (a point
+    CV t interval, which misses R_n); the headline names them and the coverage without them."""
+    res = simstudy.run_study("cv_clt", population="logistic", sizes=[10], K=2, replicates=40, n_jobs=1,
+                             progress=False, learners={"tree": {"_target_": "sklearn.tree.DecisionTreeClassifier"}},
+                             comparisons=[["tree", "tree"]], nested_cv_replicates=0)
+    row = res.summary.set_index(["subject", "procedure"]).loc[("tree", "cv_t")]
+    zero, misses = int(row["zero_variance"]), 40 - int(row["coverage_count"])
+    assert 0 < zero - int(row["zero_variance_covered"]) <= misses
+    assert f"n=10, tree, cv_t: {zero} of 40 replicates have a zero variance estimate" in res.headline()
+    warned = [line for line in res.headline().splitlines() if "warning" in line]
+    quiet = res.summary[(res.summary["subject"] == "tree") & (res.summary["zero_variance"] == 0)]["procedure"]
+    assert not [p for p in quiet if any(f"tree, {p}:" in line for line in warned)]
+
+
+def test_cv_clt_size_warning_counts_rejections_from_zero_variance_replicates():
+    """The size rule by hand: 3 of 8 rejections from replicates with a zero standard error warn
+    (size without them 5 / 97); 0 of 8 do not."""
+    from simstudy.studies.cv_clt.study import degenerate_warnings
+
+    tests = pd.DataFrame({"n": [50, 50], "comparison": ["a vs b", "a vs c"], "test": ["cv_t", "cv_t"],
+                          "h0_replicates": [100, 100], "size_count": [8, 8], "zero_variance_h0": [3, 0],
+                          "zero_variance_size": [3, 0]})
+    summary = pd.DataFrame(columns=["zero_variance"])
+    lines = degenerate_warnings(summary, tests)
+    assert len(lines) == 1 and "a vs b, cv_t: 3 of 100 H0 replicates" in lines[0]
+    assert "3 of the 8 rejections (size without them: 5.2%)" in lines[0]
+
+
 # ----------------------------------------------------------------------------- sweeps
 def _collect(sweep: Path):
     from simstudy.sweeps import collect
@@ -267,12 +296,110 @@ def test_collect_keeps_runs_of_another_configuration_apart_and_names_unfinished(
     assert str(sweep / "5") in (sweep / "collected_report.html").read_text()
 
 
+def _fail_on_call(original, failing_call: int, calls: list):
+    """``DataFrame.to_csv`` that, on its ``failing_call``-th call, writes half of the CSV and raises."""
+    def writer(frame, target, *args, **kwargs):
+        calls.append(target)
+        if len(calls) != failing_call:
+            return original(frame, target, *args, **kwargs)
+        text = original(frame, None, index=False)
+        Path(target).write_text(text[: len(text) // 2])
+        raise OSError(28, "No space left on device (simulated)")
+    return writer
+
+
+@pytest.mark.parametrize("writer, failing_call", [("to_csv", 2), ("write_text", 1), ("write_text", 3)])
+def test_collect_interrupted_while_writing_leaves_every_file_as_it_was(sweep_runs, tmp_path, monkeypatch,
+                                                                       writer, failing_call):
+    """A collect that fails mid-way through writing a file (disk full) leaves each collected file
+    as it was or complete, never half-written, and no temporary file behind: every file goes
+    through simstudy.files."""
+    import shutil
+
+    import pandas as pd
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(sweep_runs, sweep)
+    _collect(sweep)
+    collected = sorted(p for p in sweep.glob("collected*") if p.is_file())
+    complete = {p: p.read_bytes() for p in collected}
+    for p in collected:  # a second collect writes the same bytes: mark the old ones
+        p.write_bytes(complete[p] + b"\n")
+    before = {p: p.read_bytes() for p in collected}
+    calls: list = []
+    if writer == "to_csv":
+        monkeypatch.setattr(pd.DataFrame, "to_csv", _fail_on_call(pd.DataFrame.to_csv, failing_call, calls))
+    else:
+        def write_text(self, data, *args, original=Path.write_text, **kwargs):
+            calls.append(self)
+            if len(calls) != failing_call:
+                return original(self, data, *args, **kwargs)
+            self.write_bytes(data[: len(data) // 2].encode())
+            raise OSError(28, "No space left on device (simulated)")
+        monkeypatch.setattr(Path, "write_text", write_text)
+    with pytest.raises(OSError, match="simulated"):
+        _collect(sweep)
+    assert len(calls) == failing_call
+    monkeypatch.undo()
+    half_written = [p.name for p in collected if p.read_bytes() not in (before[p], complete[p])]
+    assert not half_written, f"half-written when the write of {calls[-1]} failed"
+    assert any(p.read_bytes() == before[p] for p in collected)
+    assert not [p for p in sweep.glob("collected*") if ".tmp" in p.name]
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return False
     return state not in ("Z", "X")
+
+
+def _assert_all_end(pids: list[int], seconds: float, what: str) -> None:
+    """Every process of ``pids`` ends within ``seconds`` (those left are killed, and named)."""
+    deadline = time.monotonic() + seconds
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in pids if _alive(p)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"{what}: alive {seconds} s after their parent was killed: {left}"
+
+
+def test_loky_workers_die_with_a_parent_killed_before_their_first_task(tmp_path):
+    """SIGKILL of the main process while its loky workers are still reading their first task (a
+    task that takes a minute to unpickle): no task has run, and every worker ends within 10 s."""
+    code = textwrap.dedent("""
+        import os, signal, threading, time
+        from simstudy.engine.backends.joblib_pool import joblib_outputs
+        from simstudy.engine.backends.workers import _reusable_executor
+
+        def slow_to_read():
+            time.sleep(60)  # in the worker, while it reads the task
+            return lambda chunk: chunk
+
+        class SlowToRead:
+            def __reduce__(self):
+                return slow_to_read, ()
+
+        outputs = joblib_outputs(SlowToRead(), [1, 2], 2, "loky", "raise")
+        threading.Thread(target=lambda: next(outputs), daemon=True).start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            executor = _reusable_executor()
+            if executor is not None and len(executor._processes) == 2:
+                break
+            time.sleep(0.05)
+        time.sleep(3)  # the workers start and begin reading their tasks
+        print(" ".join(map(str, sorted(_reusable_executor()._processes))), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    with open(out, "w") as stdout, open(err, "w") as stderr:  # files, not pipes: a live worker would hold a pipe open
+        subprocess.run([sys.executable, "-c", code], stdout=stdout, stderr=stderr, timeout=120)
+    pids = [int(p) for p in out.read_text().split()]
+    assert len(pids) == 2, err.read_text()[-1500:]
+    _assert_all_end(pids, 10, "loky workers whose parent was killed before their first task")
 
 
 @pytest.mark.parametrize("backend", ["fork", "loky"])
@@ -296,10 +423,21 @@ def test_workers_die_with_a_killed_parent(backend):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     pids = [int(p) for p in proc.stdout.split()]
     assert pids, proc.stderr[-1500:]
-    deadline = time.monotonic() + 5
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    left = [p for p in pids if _alive(p)]
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
-    assert not left, f"workers alive 5 s after their parent was killed: {left}"
+    _assert_all_end(pids, 5, "workers whose parent was killed")
+
+
+def test_a_run_started_by_a_process_that_imported_simstudy_keeps_its_ctrl_c():
+    """A command started from a notebook or script that imported simstudy inherits its
+    SIMSTUDY_MAIN_PID; the run's own process must still count as the main process: its in-process
+    tasks leave Ctrl-C and SIGHUP to it and start no parent watch."""
+    code = textwrap.dedent("""
+        import signal, threading, simstudy
+        simstudy.run_study("cv_variance", population="gaussian_folds", sizes=[20], replicates=4, progress=False)
+        print(signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+              signal.getsignal(signal.SIGHUP) is signal.SIG_DFL,
+              sum(t.name.startswith("simstudy") for t in threading.enumerate()))
+    """)
+    env = {**os.environ, "SIMSTUDY_MAIN_PID": str(os.getpid())}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "0"], out.stdout

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import simstudy
-from simstudy.engine.budget import Budget, check_budget, estimate_budget
+from simstudy.engine.budget import MAX_SECONDS, PROCESS_BYTES, Budget, check_budget, estimate_budget
 from simstudy.engine.config import RunnerConfig
 from simstudy.engine.plan import function_path
 from simstudy.errors import ConfigError
@@ -121,12 +121,33 @@ def test_budget_estimate_grows_with_the_work_and_refuses_with_the_override():
         K: int = 10
 
     small = estimate_budget(Config([20], 100), n_jobs=1)
-    assert isinstance(small, Budget) and small.memory < 2**20 and small.seconds < 1
+    assert isinstance(small, Budget) and small.memory < PROCESS_BYTES + 2**20 and small.seconds < 1
     bigger = estimate_budget(Config([20, 200], 1000), n_jobs=1, n_features=10)
     assert bigger.memory > small.memory and bigger.seconds > small.seconds
     with pytest.raises(ConfigError, match="runner.check_budget=false"):
         check_budget(Config([10**12], 3), RunnerConfig(n_jobs=1))
     assert check_budget(Config([10**12], 3), RunnerConfig(n_jobs=1, check_budget=False)).memory > 2**40
+    two = estimate_budget(Config([20], 100), n_jobs=2)
+    assert two.memory >= small.memory + 2 * PROCESS_BYTES  # the main process and two workers
+    many = estimate_budget(Config([20], 100), n_jobs=1, fits_per_replicate=1100)
+    assert many.seconds == pytest.approx(100 * small.seconds)
+
+
+def test_budget_counts_the_study_s_own_fits_and_refuses_before_any_work():
+    """cv_clt declares its fits per replicate (every learner's folds, 5x2, splits and truths):
+    2 million replicates at n=100 pass the data-free check (K + 1 fits) but are refused once the
+    study is built, naming the override; with the override the same estimate is returned."""
+    from simstudy.studies.resolve import resolve_study
+
+    kw = dict(population="logistic", sizes=[100], replicates=2 * 10**6, n_jobs=1, progress=False)
+    with pytest.raises(ConfigError, match="would clearly not finish.*runner.check_budget=false"):
+        simstudy.run_study("cv_clt", **kw)
+    config = resolve_study("cv_clt").Config(sizes=[100], replicates=2 * 10**6)
+    fits = resolve_study("cv_clt")(config).fits_per_replicate()
+    assert fits > 100 * (config.K + 1)
+    with pytest.raises(ConfigError, match="runner.check_budget=false"):
+        check_budget(config, RunnerConfig(n_jobs=1), fits_per_replicate=fits)
+    assert check_budget(config, RunnerConfig(n_jobs=1, check_budget=False), fits_per_replicate=fits).seconds > MAX_SECONDS
 
 
 def test_logistic_regression_preset_uses_newton_cholesky():

@@ -93,11 +93,14 @@ def test_a_second_process_is_refused_and_a_killed_runs_lock_is_taken_over(tmp_pa
     another seed) is refused at once and changes nothing; after a SIGKILL the stale lock is
     taken over and the run resumes to exactly the records of an uninterrupted run."""
     out, reference = tmp_path / "run", tmp_path / "reference"
-    first = _start(*LONG, f"hydra.run.dir={out}")
+    # 90 chunks: the resumed and the reference runs stay short
+    run = [a if not a.startswith("study.replicates=") else "study.replicates=300" for a in LONG]
+    first = _start(*run, f"hydra.run.dir={out}")
     _wait_for_shards(first, out, 3)
+    gate.write_text("0.2")                    # the first run crawls while the second ones are refused
     for extra in (["study.seed=99", "runner.overwrite=true"], []):
         before = _snapshot(out / "shards")
-        second = _simstudy(*LONG, *extra, f"hydra.run.dir={out}")
+        second = _simstudy(*run, *extra, f"hydra.run.dir={out}")
         message = _one_paragraph(second)
         assert "is in use by another simstudy run" in message and f"pid {first.pid}" in message
         assert first.poll() is None, "the first run must still be running while the second is refused"
@@ -105,14 +108,14 @@ def test_a_second_process_is_refused_and_a_killed_runs_lock_is_taken_over(tmp_pa
     _kill(first)
     gate.unlink()  # full speed from here on
     assert (out / "run.lock").is_file() and not (out / "replicates.parquet").exists()
-    resumed = _simstudy(*LONG, f"hydra.run.dir={out}")
+    resumed = _simstudy(*run, f"hydra.run.dir={out}")
     assert resumed.returncode == 0, resumed.stderr
     assert "stale" in resumed.stdout and f"pid {first.pid}" in resumed.stdout
     assert "found stale and taken over" in (out / "cli.log").read_text()  # logged before cli.log existed: kept
     assert not (out / "run.lock").exists()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["resumed_chunks"] >= 3 and manifest["seed"] == 2006
-    fresh = _simstudy(*LONG, "runner.chunk_size=1000", f"hydra.run.dir={reference}")
+    fresh = _simstudy(*run, "runner.chunk_size=1000", f"hydra.run.dir={reference}")
     assert fresh.returncode == 0, fresh.stderr
     pd.testing.assert_frame_equal(_records(reference), _records(out))
 

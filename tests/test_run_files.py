@@ -1,5 +1,6 @@
 """A run directory's files: written atomically, verified on read, rebuilt from the shards; failed
-replicates retried on resume (shard generations); the failure-rate rule's minimum."""
+replicates retried on resume (shard generations); the failure-rate rule's minimum; long records
+written a row group at a time and array cells held compactly, the files unchanged."""
 from __future__ import annotations
 
 import json
@@ -155,3 +156,45 @@ def test_max_failure_rate_has_one_default():
     assert make_runner().max_failure_rate == default
     guide = (Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "long_runs.rst").read_text()
     assert f"(default {default:g})" in guide and f"at least {MIN_REPLICATES_FOR_ABORT} replicates" in guide
+
+
+# ----------------------------------------------------------------------------- memory-bounded records
+def _records_like(rows: int) -> pd.DataFrame:
+    """cv_variance-like records: a key, numbers, an array column with one failed (NaN) cell, errors."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"condition_key": ["c0"] * rows, "replicate": np.arange(rows), "mu_hat": rng.normal(size=rows),
+                          "fold_means": pd.Series(list(rng.normal(size=(rows, 5))), dtype=object),
+                          "error": [""] * rows})
+    frame.loc[3, ["fold_means", "error"]] = [np.nan, "ValueError: failed"]
+    return frame
+
+
+def test_records_written_a_row_group_at_a_time_are_the_same_file(tmp_path):
+    """write_row_groups equals to_parquet with the same row-group length byte for byte; the default
+    length is pyarrow's (so long records files stay those a single to_parquet call writes)."""
+    import pyarrow.parquet as pq
+
+    from simstudy.engine.records import ROW_GROUP_ROWS, write_row_groups
+
+    frame = _records_like(1000)
+    frame.to_parquet(tmp_path / "one_call.parquet", index=False, row_group_size=64)
+    write_row_groups(frame, tmp_path / "by_groups.parquet", 64)
+    assert (tmp_path / "one_call.parquet").read_bytes() == (tmp_path / "by_groups.parquet").read_bytes()
+    pd.DataFrame({"x": np.zeros(ROW_GROUP_ROWS + 1, dtype=np.int8)}).to_parquet(tmp_path / "default.parquet")
+    assert pq.ParquetFile(tmp_path / "default.parquet").metadata.row_group(0).num_rows == ROW_GROUP_ROWS
+
+
+def test_compacted_array_cells_keep_their_values():
+    from simstudy.engine.records import compact_array_cells
+
+    frame = _records_like(50)
+    frame.loc[3, "fold_means"] = np.zeros(5)  # every cell an array: compacted
+    before = frame.copy(deep=True)
+    compact_array_cells(frame)
+    assert frame["fold_means"].map(lambda v: v.base is not None).all()
+    for a, b in zip(frame["fold_means"], before["fold_means"]):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    ragged = _records_like(50)  # a NaN cell: left as it is
+    cells = list(ragged["fold_means"])
+    compact_array_cells(ragged)
+    assert all(a is b for a, b in zip(ragged["fold_means"], cells))

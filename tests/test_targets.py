@@ -1,6 +1,6 @@
 """Running to a target Monte Carlo error (simstudy.engine.rounds, simstudy.studies.targets): the
 checks of a request, the projection rule, the reproducibility of the rounds (records identical
-to fixed-count runs of the same length, whatever n_jobs, chunking, backend or resume), what the
+to fixed-count runs of the same length, whatever n_jobs, chunking, backend (dask included) or resume), what the
 tables, manifest and headline say, and a test-sized version of the stopping-rule bias experiment
 (experiments/targets_bias.py)."""
 import importlib.util
@@ -84,14 +84,19 @@ def test_next_counts_projects_with_the_square_root_law():
 
 
 # ----------------------------------------------------------------------------- reproducibility
-def test_target_run_equals_fixed_runs_of_the_same_lengths():
-    target = _run(sizes=[10, 40], replicates=2000, min_replicates=50, targets={"rho": 0.06}, seed=11)
+def _assert_fixed_runs_of_the_same_lengths(target, seed: int) -> None:
+    """Each condition's records of a run to targets equal a fixed-count run of its final length."""
     counts = target.tables.extra["targets"].set_index("n")["replicates"]
     assert counts.nunique() > 1 or counts.iloc[0] > 50  # the rounds did extend
     for n, count in counts.items():
-        fixed = _run(sizes=[int(n)], replicates=int(count), seed=11)
+        fixed = _run(sizes=[int(n)], replicates=int(count), seed=seed)
         ours = target.records[target.records["n"] == n].drop(columns=["population", "learner"])
         assert _bytes(ours) == _bytes(fixed.records.drop(columns=["population", "learner"]))
+
+
+def test_target_run_equals_fixed_runs_of_the_same_lengths():
+    target = _run(sizes=[10, 40], replicates=2000, min_replicates=50, targets={"rho": 0.06}, seed=11)
+    _assert_fixed_runs_of_the_same_lengths(target, seed=11)
 
 
 def test_rounds_are_identical_across_backends_chunking_and_resume(tmp_path):
@@ -104,6 +109,38 @@ def test_rounds_are_identical_across_backends_chunking_and_resume(tmp_path):
     assert again.manifest["computed_chunks"] == 0
     assert _bytes(again.records) == _bytes(memory.records)
     pd.testing.assert_frame_equal(again.tables.extra["targets"], memory.tables.extra["targets"])
+
+
+def test_later_rounds_read_no_shard_and_compute_each_replicate_once(tmp_path, monkeypatch):
+    """The run directory's shards are read once (the first round, as a resume would); every
+    replicate is computed and saved once over all rounds; the records equal a memory run's."""
+    from simstudy.engine.shards import ShardStore
+
+    loads, saved = [], []
+    load, save = ShardStore.load, ShardStore.save
+    monkeypatch.setattr(ShardStore, "load", lambda self, phase, *a, **k: loads.append(phase) or load(self, phase, *a, **k))
+    monkeypatch.setattr(ShardStore, "save", lambda self, phase, key, out: saved.append(out.chunk.size)
+                        or save(self, phase, key, out))
+    kw = dict(sizes=[10, 40], replicates=2000, min_replicates=50, targets={"rho": 0.06}, seed=5)
+    on_disk = _run(out=tmp_path / "a", **kw)
+    rounds = on_disk.manifest["targets"]["rounds"]
+    assert len(rounds) > 1 and loads.count("replicates") == 1
+    assert sum(saved) == sum(on_disk.tables.extra["targets"]["replicates"])  # no replicate computed twice
+    assert _bytes(on_disk.records) == _bytes(_run(**kw).records)
+
+
+def test_rounds_on_a_dask_cluster_equal_a_fixed_run_of_the_same_length(tmp_path):
+    """The rounds on the dask backend (an in-process LocalCluster of two one-thread workers) give the records of a
+    fixed-count run of each condition's final length."""
+    distributed = pytest.importorskip("distributed")
+    kw = dict(sizes=[10, 40], replicates=2000, min_replicates=50, targets={"rho": 0.06}, seed=11)
+    cluster_options = dict(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    with distributed.LocalCluster(**cluster_options) as cluster:
+        runner = {"backend": "dask", "scheduler_address": cluster.scheduler_address}
+        target = simstudy.run_study("cv_variance", **FOLDS, **kw, n_jobs=2, chunk_size=9, runner=runner,
+                                    out=tmp_path / "dask")
+    assert target.manifest["backend"] == "dask"
+    _assert_fixed_runs_of_the_same_lengths(target, seed=11)
 
 
 # ----------------------------------------------------------------------------- what a reader sees

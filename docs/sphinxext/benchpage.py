@@ -7,14 +7,46 @@ there are. The history is the records themselves, not prose.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["benchmarks_rst", "load_records"]
+__all__ = ["GOALS", "Target", "benchmarks_rst", "load_records"]
 
 #: The targets the speed work was held to (simstudy's time for each workload).
 TARGETS = {"table2-full": "30x the plain loop", "quick-letter": "15x the plain script",
            "suite": "600 s for the runs other than rho_hat", "cv_clt-full": "300 s"}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A goal checked against the latest record: ``field`` of the record of ``workload`` in ``file``
+    compared with ``bound`` (``at_most``: the value must not exceed it; else it must reach it)."""
+
+    file: str
+    workload: str
+    field: str
+    bound: float
+    at_most: bool
+    text: str
+    unit: str = ""
+
+
+#: Every goal the benchmarks measure, with where its figure comes from.
+GOALS = (
+    Target("benchmarks.jsonl", "table2-full", "ratio_plain_over_simstudy", 30, False,
+           "a full Letter row of Table 2 at least 30x faster than the plain loop", "x"),
+    Target("benchmarks.jsonl", "quick-letter", "ratio_plain_over_simstudy", 15, False,
+           "the quick study at least 15x faster than the plain script", "x"),
+    Target("benchmarks.jsonl", "cv_clt-full", "median_simstudy_s", 300, True,
+           "Bayle et al.'s study at full scale in at most 300 s", " s"),
+    Target("benchmarks.jsonl", "suite", "median_simstudy_s", 600, True,
+           "the committed runs other than rho_hat in at most 600 s", " s"),
+    Target("audit_time.jsonl", "audit-letter5000-tree", "median_wall_s_sequential", 15, True,
+           "``simstudy audit`` of a 5,000-row Letter file with a tree in at most 15 s (warm, 2 cores)", " s"),
+    Target("scaling.jsonl", "10000000", "peak_rss_mib", 2048, True,
+           "10^7 cheap replicates end to end in under 2 GiB (the main process)", " MiB"),
+)
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
@@ -121,6 +153,64 @@ def _tie_rule(records: list[dict[str, Any]]) -> list[str]:
                         "ms per CV, shuffle", "ms per CV, draw"], rows)
 
 
+def _scaling(records: list[dict[str, Any]]) -> list[str]:
+    """The latest record of each replicate count: the run, then the collect-only pass."""
+    latest = dict(sorted(_latest(records, "replicates").items(), key=lambda item: int(item[0])))
+    rows = []
+    for replicates, r in latest.items():
+        for p in r.get("passes", []):
+            rows.append([f"{int(replicates):,}", p["pass"], _seconds(p.get("wall_s")),
+                         f"{p.get('engine_us_per_rep', 0):.1f}",
+                         " / ".join(f"{p.get(f'{part}_us_per_rep', 0):.1f}" for part in _SCALING_PARTS),
+                         f"{r['peak_rss_mib']:,.0f}" if p["pass"] == "run" else "",
+                         f"{r['peak_rss_workers_mib']:,.0f}" if p["pass"] == "run" else "",
+                         _when({**r, "load_average_before": r.get("load_before")})])
+    return _list_table(["replicates", "pass", "wall (s)", "engine us per replicate",
+                        "of which " + " / ".join(_SCALING_PARTS), "peak MiB, main", "peak MiB, largest worker",
+                        "record"], rows, "9 7 7 8 22 8 8 31")
+
+
+_SCALING_PARTS = ("shard_save", "shard_load", "collect", "aggregate", "write")
+
+
+def _audit_time(records: list[dict[str, Any]]) -> list[str]:
+    """The runs of the latest record, then its medians."""
+    r = records[-1]
+    rows = [[run["rule"], str(run["seed"]), _seconds(run["wall_s"]), _seconds(run["cpu_s"]),
+             f"{run['load_before']:.1f}", ", ".join(f"{k}: {v}" for k, v in run["replicates_run"].items()),
+             f"``{run['recommended']}``"] for run in r["runs"]]
+    medians = "; ".join(f"{rule}: median wall {r[f'median_wall_s_{rule}']:.1f} s, CPU {r[f'median_cpu_s_{rule}']:.1f} s"
+                        for rule in ("sequential", "fixed") if f"median_wall_s_{rule}" in r)
+    lines = [f"Latest of {len(records)} records ({_when(r)}): {medians}.", ""]
+    return lines + _list_table(["rule", "seed", "wall (s)", "CPU (s)", "load before", "replicates per setting",
+                                "recommended"], rows)
+
+
+def _goal_value(directory: Path, goal: Target) -> tuple[Any, dict[str, Any] | None]:
+    path = directory / goal.file
+    if not path.is_file():
+        return None, None
+    key = "replicates" if goal.file == "scaling.jsonl" else "workload"
+    record = _latest(load_records(path), key).get(goal.workload)
+    return (record or {}).get(goal.field), record
+
+
+def goals_rst(directory: Path) -> list[str]:
+    """Each goal, the latest measured figure and whether it meets the goal."""
+    rows = []
+    for goal in GOALS:
+        value, record = _goal_value(directory, goal)
+        if not isinstance(value, (int, float)):
+            rows.append([goal.text, "not measured", "", f"``{goal.file}``"])
+            continue
+        met = value <= goal.bound if goal.at_most else value >= goal.bound
+        rows.append([goal.text, f"{value:,.1f}{goal.unit}", "met" if met else "**not met**",
+                     f"``{goal.file}``, {_when({**record, 'load_average_before': record.get('load_before')})}"])
+    title = "Goals"
+    return [title, "-" * len(title), "", "The latest record of each goal's workload (the sections below give the "
+            "records themselves).", ""] + _list_table(["goal", "latest", "verdict", "record"], rows, "40 12 8 40")
+
+
 _SECTIONS = (
     ("benchmarks.jsonl", "End to end and against a plain loop", "python benchmarks/run.py --workload NAME",
      "The same work through simstudy and through a plain scikit-learn + joblib loop, run alternately; medians "
@@ -141,12 +231,23 @@ _SECTIONS = (
     ("cart_tie_rule.jsonl", "The two CART tie rules", "python benchmarks/cart_tie_rule.py",
      "Paired comparison of the tie rules ``draw`` and ``shuffle`` on the same Letter samples and folds: the "
      "same tree distribution (the p-values), and the CPU per cross-validation.", _tie_rule),
+    ("scaling.jsonl", "Engine cost per replicate as the work grows", "python benchmarks/scaling.py --sizes N",
+     "``cv_variance`` on ``gaussian_folds`` (a replicate costs microseconds), one condition, chunks of 2,500 "
+     "replicates, two workers, written to a run directory; each size in a fresh process, run and then "
+     "collected again from its shards. The engine's parts are timed in the main process, per replicate: a part "
+     "whose cost per replicate grows with the size grows faster than the work. Peak memory: ``ru_maxrss``.",
+     _scaling),
+    ("audit_time.jsonl", "Time of an audit", "python benchmarks/audit_time.py",
+     "``simstudy audit`` of the first 5,000 rows of Letter (A-M against N-Z) with a tree, as a user types it, "
+     "each run a fresh process with the numba cache warm: the sequential rule (by seed) and the fixed rule. "
+     "CPU: the process and its workers; the load average before each run tells how shared the machine was.",
+     _audit_time),
 )
 
 
 def benchmarks_rst(directory: Path) -> str:
     """The page body (included by ``docs/benchmarks.rst``)."""
-    lines: list[str] = []
+    lines: list[str] = goals_rst(directory)
     for file_name, title, command, how, render in _SECTIONS:
         path = directory / file_name
         if not path.is_file():

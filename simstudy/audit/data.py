@@ -8,16 +8,15 @@ learner object without a ``task`` attribute takes the task of the loss (classifi
 loss fits either). A loss of the other task is refused, naming the field, the value and the fix.
 
 The data become a :class:`~simstudy.populations.finite.TabularPopulation` with the same
-``task``: class labels coded 0..C-1 (or binarised by ``positive``) for classification, real
-targets for regression (a file's target is then its last column unless ``label_column`` says
-otherwise).
+``task`` (arrays through :func:`simstudy.populations.in_memory.arrays_population`, the checks of
+``population=(X, y)``; a file through the tabular reader): class labels coded 0..C-1 (or
+binarised by ``positive``) for classification, real targets for regression (a file's target is
+then its last column unless ``label_column`` says otherwise).
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from simstudy.errors import ConfigError
 
@@ -81,28 +80,9 @@ def _from_file(data: Any, task: str, label_column: Any, positive: Any):
                                            "command line)").replace("population.label_column", "label_column")) from None
 
 
-def _target(y: np.ndarray, task: str) -> np.ndarray:
-    """Class codes 0..C-1 (classification) or finite, non-constant real targets (regression)."""
-    if task == "classification":
-        classes, codes = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise ConfigError(f"y holds a single class ({classes[0]!r}); the audit needs at least two.")
-        return codes
-    try:
-        target = y.astype(float)
-    except (TypeError, ValueError):
-        raise ConfigError(f"y holds non-numeric values (e.g. {y[0]!r}) but the learner is a regressor: give a real "
-                          f"target, or a classifier ({_LEARNERS['classification']}).") from None
-    if not np.all(np.isfinite(target)):
-        raise ConfigError("y holds missing or infinite values; remove those rows or impute them first.")
-    if np.ptp(target) == 0:
-        raise ConfigError(f"y is constant ({target[0]:g}); a regression audit needs a target that varies.")
-    return target
-
-
 def user_population(data: Any, X: Any, y: Any, task: str, label_column: Any, positive: Any):
     """The user's data as a TabularPopulation of ``task``, drawn with replacement."""
-    from simstudy.populations.finite import TabularPopulation
+    from simstudy.populations.in_memory import arrays_population
 
     if (data is None) == (X is None):
         raise ConfigError("give the data either as a file (data=PATH) or as arrays (X=..., y=...), not both.")
@@ -111,19 +91,10 @@ def user_population(data: Any, X: Any, y: Any, task: str, label_column: Any, pos
                           "binarised): drop it, or use a classifier.")
     if data is not None:
         return _from_file(data, task, label_column, positive)
-    X = np.asarray(X, dtype=float)
-    if y is None:
-        raise ConfigError("y is missing: give the target (class labels or real values) with X (y=...).")
-    y = np.asarray(y)
-    if X.ndim != 2 or y.ndim != 1 or len(y) != len(X):
-        raise ConfigError(f"X must be a 2-D array (rows x features) and y a 1-D array of the same length; got "
-                          f"X of shape {X.shape} and y of shape {y.shape}.")
-    if not np.all(np.isfinite(X)):
-        raise ConfigError("X holds missing or infinite values; remove those rows or impute them first.")
     if positive is not None:
         raise ConfigError(f"positive={positive!r} applies to a data file; with arrays, binarise y yourself.")
-    seed_info = {"source": "arrays"} if task == "classification" else {"source": "arrays", "task": task}
-    return TabularPopulation(X, _target(y, task), name="user_data", replace=True, seed_info=seed_info, task=task)
+    # the checks of population=(X, y) (simstudy.populations.in_memory), named as the audit's X= and y=
+    return arrays_population(X, y, task, name="user_data", replace=True, source="arrays", prefix="")
 
 
 def without_replacement(pop):

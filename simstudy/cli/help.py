@@ -13,6 +13,8 @@ is known, and measures how far to trust the CV estimate, its variance estimates,
 intervals. Usage: simstudy [GROUP=OPTION ...] [FIELD=VALUE ...]   (Hydra overrides)
 Audit your own K-fold CV (which interval to trust on your data): simstudy audit DATA [OPTIONS]
 (simstudy audit --help lists the options).
+The CV inference benchmark: simstudy benchmark [--scale ci|quick|full] [--out DIR] ...; certify your own
+interval or test on it: simstudy certify package.module:function [--kind interval|test].
 """
 
 _EXAMPLES = """\

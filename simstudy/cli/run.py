@@ -119,6 +119,11 @@ def _main(argv: list[str]) -> None:
 
         audit_main(argv[1:])
         return
+    if argv[:1] in (["benchmark"], ["certify"]):  # the benchmark's own command lines
+        from simstudy.cli import benchmark
+
+        (benchmark.benchmark_main if argv[0] == "benchmark" else benchmark.certify_main)(argv[1:])
+        return
     if os.getcwd() not in sys.path:  # the user's own modules (study._target_=..., population._target_=...)
         sys.path.insert(0, os.getcwd())
     if any(a in ("--help", "-h") for a in argv):

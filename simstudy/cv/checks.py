@@ -36,12 +36,14 @@ def checked_fold_predictions(pred: Any, rows: int, part: str = PREDICT) -> np.nd
 
 
 def check_predictions(pred: Any, y: np.ndarray, task: str | None = None, proba: np.ndarray | None = None,
-                      part: str = PREDICT, rows: int | None = None) -> None:
+                      part: str = PREDICT, rows: int | None = None, guaranteed: bool = False) -> None:
     """Refuse predictions that do not fit the sample's labels ``y`` and its task.
 
     ``task`` None: classification when ``y`` holds integers, regression otherwise. ``rows``: the
     number of predictions expected (default ``len(y)``; fewer when a subset of the sample was
-    predicted, whose class labels are still those of ``y``).
+    predicted, whose class labels are still those of ``y``). ``guaranteed``: the learner
+    declares :class:`~simstudy.contracts.GuaranteedOutputs`; the values (label set,
+    finiteness) are then not checked, the shape and dtype still are.
     """
     rows = y.shape[0] if rows is None else rows
     pred = checked_fold_predictions(pred, rows, part)
@@ -49,14 +51,20 @@ def check_predictions(pred: Any, y: np.ndarray, task: str | None = None, proba: 
     if pred.dtype.kind not in "biuf":
         raise PartOutputError(f"{part} returned predictions of dtype {pred.dtype} (e.g. {pred[:1].tolist()}); "
                               f"return numbers ({'class labels' if task == 'classification' else 'real values'}).")
+    if not guaranteed:
+        _check_values(pred, y, task, part)
+    if proba is not None:
+        _check_proba(proba, rows)
+
+
+def _check_values(pred: np.ndarray, y: np.ndarray, task: str, part: str) -> None:
+    """Class labels of the sample (classification) or finite numbers (regression)."""
     if task == "classification":
         _check_labels(pred, y, part)
     elif pred.dtype.kind == "f" and not np.isfinite(pred).all():
         bad = ~np.isfinite(pred)
         raise PartOutputError(f"{part} returned {int(bad.sum())} non-finite prediction(s) ({pred[bad][0]}, NaN or "
                               "inf); a regressor must return finite numbers.")
-    if proba is not None:
-        _check_proba(proba, rows)
 
 
 def _check_labels(pred: np.ndarray, y: np.ndarray, part: str) -> None:
@@ -118,7 +126,8 @@ def checked_losses(values: Any, shape: tuple[int, ...], name: str) -> np.ndarray
 
 
 def scored_losses(loss: Any, y: np.ndarray, pred: Any, proba: np.ndarray | None = None,
-                  task: str | None = None) -> np.ndarray:
-    """Per-point losses of predictions ``pred`` of labels ``y``, both checked (:func:`check_predictions`)."""
-    check_predictions(pred, y, task, proba if getattr(loss, "needs_proba", False) else None)
+                  task: str | None = None, guaranteed: bool = False) -> np.ndarray:
+    """Per-point losses of predictions ``pred`` of labels ``y``, both checked (:func:`check_predictions`;
+    ``guaranteed``: the learner declares :class:`~simstudy.contracts.GuaranteedOutputs`)."""
+    check_predictions(pred, y, task, proba if getattr(loss, "needs_proba", False) else None, guaranteed=guaranteed)
     return loss(y, pred, proba)

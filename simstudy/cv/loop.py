@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from simstudy.contracts import guarantees_outputs
 from simstudy.cv.checks import check_predictions, checked_fold_predictions
 from simstudy.cv.splits import KFold
 from simstudy.errors import PartOutputError
@@ -122,8 +123,9 @@ def split_losses(learner: Any, state: Any, y: np.ndarray, loss: Any, tests: Sequ
         if len(predictions) != len(test_rows):
             raise PartOutputError(f"learner.split_predictions returned {len(predictions)} prediction arrays for "
                                   f"{len(test_rows)} splits; return one per split, in order.")
+        guaranteed = guarantees_outputs(learner)
         for rows, pred in zip(test_rows, predictions):
-            check_predictions(pred, y, rows=rows.size, part="learner.split_predictions")
+            check_predictions(pred, y, rows=rows.size, part="learner.split_predictions", guaranteed=guaranteed)
         return [loss(y[rows], pred, None) for rows, pred in zip(test_rows, predictions)]
     return [score(learner, state, learner.fit(state, train, rng), test, y, loss)
             for train, test in zip(train_rows, test_rows)]
@@ -133,7 +135,7 @@ def score(learner: Any, state: Any, model: Any, rows: np.ndarray, y: np.ndarray,
     """Per-point losses of ``model`` on the sample's rows ``rows`` (probabilities when the loss needs them)."""
     pred = learner.predict(state, model, rows)
     proba = learner.predict_proba(state, model, rows) if loss.needs_proba else None
-    check_predictions(pred, y, proba=proba, rows=np.size(rows))
+    check_predictions(pred, y, proba=proba, rows=np.size(rows), guaranteed=guarantees_outputs(learner))
     return loss(y[rows], pred, proba)
 
 

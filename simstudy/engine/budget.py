@@ -1,13 +1,22 @@
 """A run's estimated memory and time, announced before it starts; a run that cannot fit in memory,
 or would clearly not finish, is refused (:func:`check_budget`) unless ``runner.check_budget=false``.
 
-The estimate is deliberately simple and errs low (it refuses only what is sure not to fit):
+The estimate is deliberately simple, an order of magnitude (it refuses only what is far beyond
+the limits: more memory than is available, more than :data:`MAX_SECONDS`):
 
-- memory: each worker holds the largest training set with its fold copies (4 arrays of
-  ``n_max x (p + 1)`` float64 values) and the main process holds every record (about
-  :data:`RECORD_BYTES` per replicate and condition);
-- time: ``replicates x conditions x (K + 1)`` fits, each costing at least
-  :data:`FIT_SECONDS` plus :data:`CELL_SECONDS` per training value, shared by the workers.
+- memory: every process of the run costs :data:`PROCESS_BYTES` (the main process, and each
+  worker when there are several), each worker holds the largest training set with its fold
+  copies (4 arrays of ``n_max x (p + 1)`` float64 values) and the main process holds every
+  record (about :data:`RECORD_BYTES` per replicate and condition);
+- time: ``replicates x conditions x (K + 1)`` fits (or the study's own count,
+  :meth:`simstudy.studies.base.Study.fits_per_replicate`), each costing :data:`FIT_SECONDS`
+  plus :data:`CELL_SECONDS` per training value, shared by the workers.
+
+The constants come from ``benchmarks/budget_calibration.py`` (records in
+``results/benchmarks/budget_calibration.jsonl``, with the ratio measured / estimated per study):
+small representative studies on one process, whose wall time and peak resident memory the
+estimate should match within a factor of about 3 either way. Learners much slower than those
+(large ensembles, kernels on big data) make it low.
 """
 from __future__ import annotations
 
@@ -26,9 +35,12 @@ ANNOUNCE_SECONDS, ANNOUNCE_BYTES = 60.0, 2**30
 
 #: Memory of one record (a replicate of one condition) in the records table, bytes.
 RECORD_BYTES = 300
-#: Least cost of one fit and prediction (compiled kernels on tiny data), seconds.
-FIT_SECONDS = 2e-6
-#: Least cost per training value (row x feature) of one fit, seconds.
+#: Memory of one process of the run before it holds any data (the interpreter, numpy, pandas,
+#: scikit-learn and the compiled kernels), bytes.
+PROCESS_BYTES = 200 * 2**20
+#: Cost of one fit and prediction on small data (calibrated: benchmarks/budget_calibration.py), seconds.
+FIT_SECONDS = 3e-4
+#: Cost per training value (row x feature) of one fit, seconds.
 CELL_SECONDS = 1e-9
 #: A run estimated to take longer than this is refused as one that would clearly not finish.
 MAX_SECONDS = 30 * 24 * 3600.0
@@ -45,16 +57,21 @@ class Budget:
         return f"about {_bytes(self.memory)} of memory and {_duration(self.seconds)}"
 
 
-def estimate_budget(config: Any, n_jobs: int, n_features: int = 1) -> Budget | None:
-    """The estimate for a study config with ``sizes``, ``replicates`` (and ``K``); None otherwise."""
+def estimate_budget(config: Any, n_jobs: int, n_features: int = 1,
+                    fits_per_replicate: float | None = None) -> Budget | None:
+    """The estimate for a study config with ``sizes``, ``replicates`` (and ``K``); None otherwise.
+    ``fits_per_replicate``: the study's own count (:meth:`simstudy.studies.base.Study.fits_per_replicate`);
+    None: K + 1."""
     sizes, replicates = getattr(config, "sizes", None), getattr(config, "replicates", None)
     if not sizes or not isinstance(replicates, int):
         return None
     K = getattr(config, "K", 10) if isinstance(getattr(config, "K", 10), int) else 10
     workers = max(1, (os.cpu_count() or 1) if n_jobs == -1 else n_jobs)
     n_max = max(sizes)
-    memory = workers * 4.0 * n_max * (n_features + 1) * 8 + float(replicates) * len(sizes) * RECORD_BYTES
-    fits = float(replicates) * (K + 1)
+    processes = workers + 1 if workers > 1 else 1  # one worker runs in the main process
+    memory = (processes * PROCESS_BYTES + workers * 4.0 * n_max * (n_features + 1) * 8
+              + float(replicates) * len(sizes) * RECORD_BYTES)
+    fits = float(replicates) * (K + 1 if fits_per_replicate is None else fits_per_replicate)
     seconds = sum(fits * (FIT_SECONDS + CELL_SECONDS * n * n_features) for n in sizes) / workers
     return Budget(memory, seconds)
 
@@ -80,7 +97,8 @@ def memory_available() -> float:
     return available
 
 
-def check_budget(config: Any, runner: Any, n_features: int = 1, announce: bool = False) -> Budget | None:
+def check_budget(config: Any, runner: Any, n_features: int = 1, announce: bool = False,
+                 fits_per_replicate: float | None = None) -> Budget | None:
     """Refuse a run that cannot fit in memory or would clearly not finish; log the estimate.
 
     Raises
@@ -88,7 +106,7 @@ def check_budget(config: Any, runner: Any, n_features: int = 1, announce: bool =
     ConfigError
         Naming the estimate, the limit and the override (``runner.check_budget=false``).
     """
-    budget = estimate_budget(config, runner.n_jobs, n_features)
+    budget = estimate_budget(config, runner.n_jobs, n_features, fits_per_replicate)
     if budget is None:
         return None
     if getattr(runner, "check_budget", True):
@@ -104,7 +122,7 @@ def check_budget(config: Any, runner: Any, n_features: int = 1, announce: bool =
     if announce:
         # a run that is short and small either way is not worth a line on the terminal
         level = logging.INFO if budget.seconds >= ANNOUNCE_SECONDS or budget.memory >= ANNOUNCE_BYTES else logging.DEBUG
-        log.log(level, "estimate: %s (a rough lower bound)", budget.describe())
+        log.log(level, "estimate: %s (a rough order of magnitude)", budget.describe())
     return budget
 
 

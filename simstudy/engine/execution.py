@@ -31,7 +31,7 @@ from simstudy.engine.manifest import environment_info
 from simstudy.engine.plan import RunnerOptions, RunPlan, build
 from simstudy.engine.records import order_records, timing_by_condition
 from simstudy.engine.result import StudyResult
-from simstudy.engine.rounds import MemoryStore, run_to_targets
+from simstudy.engine.rounds import RoundStore, run_to_targets
 from simstudy.engine.rundir import RunDirectory, RunIdentity, write_config
 from simstudy.engine.runlog import attach_log, detach_log, note_cold_start
 from simstudy.engine.runner import run_chunks
@@ -91,13 +91,15 @@ def _chunk_cost(phase: Phase) -> Callable[[Any], float] | None:
 
 def _run_rounds(study: Study, phase: Phase, runner: RunnerOptions, store: ShardStore | None, prewarm,
                 records: dict[str, pd.DataFrame]) -> tuple[Phase, RunReport, pd.DataFrame, list[dict]]:
-    """The main phase run in rounds to the study's targets (:mod:`simstudy.engine.rounds`); without a
-    run directory the finished chunks are kept in memory between the rounds."""
-    kept = store if store is not None else MemoryStore()
+    """The main phase run in rounds to the study's targets (:mod:`simstudy.engine.rounds`): the
+    finished chunks are kept in memory between the rounds (:class:`~simstudy.engine.rounds.RoundStore`),
+    so a later round reads nothing back and computes only its new replicates."""
+    kept = RoundStore(store, [int(r) for r in phase.replicates])
     first = [prewarm]
 
     def run_round(current: Phase, options: RunnerOptions) -> tuple[RunReport, pd.DataFrame]:
         report = run_phase(current, options, kept, while_computing=first.pop() if first else None)
+        kept.keep(report)
         return report, _ordered_records(report, current)
 
     final, report, main, rounds = run_to_targets(study, phase, runner, run_round, records)
@@ -207,7 +209,8 @@ def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study 
     environment = environment_info(directory.path if directory is not None else None)
     try:
         study = study if study is not None else build(plan)
-        check_budget(plan.config, plan.runner, _features(study.population), announce=True)
+        check_budget(plan.config, plan.runner, _features(study.population), announce=True,
+                     fits_per_replicate=study.fits_per_replicate())
         phases = _checked_phases(study, study.phases(plan.runner.on_error))
         if release_workers is None:
             release_workers = bool(user_modules(*(phase.worker for phase in phases)))

@@ -35,45 +35,95 @@ from simstudy.studies.base import Chunk, Phase, Study
 from simstudy.studies.settings import targets_of
 from simstudy.studies.targets import achieved_errors
 
-__all__ = ["MemoryStore", "next_counts", "run_to_targets"]
+__all__ = ["RoundStore", "next_counts", "run_to_targets"]
 
 log = logging.getLogger("simstudy")
 
 
-class MemoryStore:
-    """Finished chunks kept in memory between the rounds of a run without a run directory (the
-    interface of :class:`~simstudy.engine.shards.ShardStore`: ``save`` and ``load``)."""
+class RoundStore:
+    """The store of the rounds of one run (the interface of
+    :class:`~simstudy.engine.shards.ShardStore`: ``save``, ``load``, ``failure_history``).
 
-    directory = Path("<memory>")
+    ``backing`` (the run directory's shard store; None without one) is read once, at the first
+    round, up to the caps (``caps``, replicates per condition): a resume's valid shards, its
+    failed replicates left out to be computed again, as any resume does. Every round then takes
+    the chunks it needs from memory (those read, and those the rounds so far computed), cut at
+    its counts, and computes only the missing ones: a later round re-reads no shard and
+    recomputes no replicate an earlier round finished (a failed one is kept as recorded, as in
+    a fixed-count run). New chunks are saved to ``backing`` (kept in memory without one).
+    """
 
-    def __init__(self):
-        self._outputs: dict[tuple[str, str], list[ChunkOutput]] = {}
-        #: Failed replicates superseded by a retry: none, since chunks kept in memory are never retried.
+    def __init__(self, backing: Any = None, caps: Sequence[int] = ()):
+        self.backing = backing
+        self.caps = list(caps)
+        self.directory = backing.directory if backing is not None else Path("<memory>")
+        self._read = False
+        #: Chunk (condition, start, subjects) -> its whole output; shard -> its index entry.
+        self._outputs: dict[tuple, ChunkOutput] = {}
+        self._entries: dict[tuple, dict[str, Any]] = {}
+        #: The failed replicates the first read left out to compute again (a resume), with their records.
         self.failure_history: list[dict[str, Any]] = []
 
+    def __reduce__(self):
+        # a backend that ships the store to its tasks (submitit) gets the shard store they write to
+        return _same, (self.backing,)
+
+    def __getattr__(self, name: str):
+        # the rest of the shard store's interface (sidecar, read: the submitit backend)
+        if name == "backing":
+            raise AttributeError(name)
+        return getattr(self.backing, name)
+
+    def _keep(self, out: ChunkOutput | None, entry: dict[str, Any] | None) -> None:
+        if out is not None:
+            self._outputs.setdefault((out.chunk.condition, out.chunk.start, tuple(out.chunk.subjects)), out)
+        if entry is not None:
+            self._entries.setdefault((entry["file"], entry["condition_key"], entry["start"], tuple(entry["subjects"])),
+                                     entry)
+
+    def keep(self, report: RunReport) -> None:
+        """A round's chunks that its tasks stored themselves (``shard`` set: submitit)."""
+        for out in report.outputs:
+            self._keep(out, out.shard)
+
     def save(self, phase: str, key: str, out: ChunkOutput) -> dict[str, Any]:
-        self._outputs.setdefault((phase, key), []).append(out)
-        return {"file": "", "condition_key": key, "start": out.chunk.start, "stop": out.chunk.stop,
-                "subjects": list(out.chunk.subjects)}
+        if self.backing is not None:
+            entry = self.backing.save(phase, key, out)
+        else:
+            entry = {"file": "", "condition_key": key, "start": out.chunk.start, "stop": out.chunk.stop,
+                     "subjects": list(out.chunk.subjects)}
+        self._keep(out, entry)
+        return entry
 
     def load(self, phase: str, keys: Sequence[str], replicates: Sequence[int],
-             retry: bool = False) -> tuple[list[ChunkOutput], list]:
-        """The kept chunks of these conditions, cut at ``replicates`` (as a shard store does).
-
-        ``retry`` is accepted for the shard store's interface; within one run a failed replicate
-        is kept as recorded (retrying is what a resume from shards does)."""
+             retry: bool = True) -> tuple[list[ChunkOutput], list]:
+        """The chunks of the rounds so far (read from ``backing`` at the first call), cut at ``replicates``."""
+        if not self._read:
+            self._read = True
+            if self.backing is not None:
+                outputs, entries = self.backing.load(phase, keys, self.caps or replicates, retry=retry)
+                self.failure_history = list(self.backing.failure_history)
+                for out in outputs:
+                    self._keep(out, None)
+                for entry in entries:
+                    self._keep(None, entry)
+        index = {key: c for c, key in enumerate(keys)}
+        entries = [e for e in self._entries.values() if e["start"] < replicates[index[e["condition_key"]]]]
         outputs = []
-        for c, key in enumerate(keys):
-            for out in self._outputs.get((phase, key), []):
-                stop = min(out.chunk.stop, replicates[c])
-                if out.chunk.start >= stop:
-                    continue
-                records = out.records
-                if stop < out.chunk.stop:
-                    records = records[records["replicate"] < stop].reset_index(drop=True)
-                outputs.append(ChunkOutput(Chunk(c, out.chunk.start, stop, out.chunk.subjects), records,
-                                           out.wall_time, out.cpu_time, "", out.warnings))
-        return outputs, []
+        for out in self._outputs.values():
+            stop = min(out.chunk.stop, replicates[out.chunk.condition])
+            if out.chunk.start >= stop:
+                continue
+            records = out.records
+            if stop < out.chunk.stop:
+                records = records[records["replicate"] < stop].reset_index(drop=True)
+            outputs.append(dataclasses.replace(out, chunk=Chunk(out.chunk.condition, out.chunk.start, stop,
+                                                                out.chunk.subjects), records=records))
+        return outputs, entries
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def next_counts(counts: Sequence[int], caps: Sequence[int], widths: Sequence[Mapping[str, float]],

@@ -30,9 +30,11 @@ from typing import Any, Callable, Iterator, Sequence
 from simstudy.engine.backends import BACKENDS, worker_count
 from simstudy.engine.backends.fork_pool import resolve_backend
 from simstudy.engine.backends.streams import open_stream
+from simstudy.engine.backends.tasks import claim_main_process
 from simstudy.engine.chunks import ChunkOutput, RunReport, check_chunk_records, plan_chunks
 from simstudy.engine.config import RunnerConfig
 from simstudy.engine.progress import BAR_FORMAT, LogProgress, ProgressBar
+from simstudy.engine.records import compact_array_cells
 from simstudy.engine.shards import ShardStore
 from simstudy.errors import FailureRateExceeded
 from simstudy.studies.base import Chunk
@@ -89,6 +91,7 @@ class _Tally:
         else:
             if self.check_records:  # a broken study worker would lose or double replicates
                 check_chunk_records(out.records, out.chunk, phase)
+            compact_array_cells(out.records)  # held until the run aggregates: a third of the memory
             self.outputs.append(out)
             if out.shard is not None:
                 self.entries.append(out.shard)
@@ -161,6 +164,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         on for a study's phases; ``fn`` of other callers may return anything.
     """
     runner = runner if runner is not None else RunnerConfig()
+    claim_main_process()
     if runner.backend not in BACKENDS:
         raise ValueError(f"runner.backend={runner.backend!r}: choose one of {BACKENDS}.")
     desc = desc or phase

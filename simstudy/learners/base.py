@@ -21,6 +21,10 @@ and :mod:`simstudy.populations.truth` (the results are the same as through the r
 - ``predict_features(model, X)``: predictions on arbitrary features (truth on a population);
 - ``predict_proba(state, model, rows)``: class probabilities (log loss);
 - ``context()``: a context manager entered around a chunk of fits.
+
+A learner whose predictions are class labels of its training sample (or finite numbers) by
+construction declares it by deriving from :class:`simstudy.contracts.GuaranteedOutputs`; the
+engine then skips the check of the predictions' values (their shape and dtype are still checked).
 """
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""The Population interface: a data-generating process that samples training sets."""
+"""The Population interface: a data-generating process that samples training sets.
+
+A population whose samples hold whole-number class labels (or finite targets) by construction
+declares it by deriving from :class:`simstudy.contracts.GuaranteedOutputs`; the engine then skips
+the check of the labels' values (shapes, dtypes and the features are still checked).
+"""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod

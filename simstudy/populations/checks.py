@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from simstudy.contracts import guarantees_outputs
 from simstudy.errors import PartOutputError
 from simstudy.populations.base import Sample
 
@@ -28,12 +29,16 @@ _FIX = "return simstudy.Sample(X=X, y=y) with X a 2-D array of finite numbers (n
 
 
 def draw_sample(population: Any, n: int, rng: np.random.Generator) -> Any:
-    """``population.sample(n, rng)``, checked (:func:`checked_sample`)."""
-    return checked_sample(population.sample(n, rng), n, getattr(population, "task", "classification"))
+    """``population.sample(n, rng)``, checked (:func:`checked_sample`; the labels not, when the
+    population declares :class:`~simstudy.contracts.GuaranteedOutputs`)."""
+    return checked_sample(population.sample(n, rng), n, getattr(population, "task", "classification"),
+                          guaranteed=guarantees_outputs(population))
 
 
-def checked_sample(sample: Any, n: int | None, task: str, part: str = "population.sample") -> Any:
-    """``sample`` if it is a valid training set of ``n`` rows for ``task`` (lists become arrays).
+def checked_sample(sample: Any, n: int | None, task: str, part: str = "population.sample",
+                   guaranteed: bool = False) -> Any:
+    """``sample`` if it is a valid training set of ``n`` rows for ``task`` (lists become arrays;
+    ``guaranteed``: the labels' values are not checked, shapes, dtypes and features are).
 
     Raises
     ------
@@ -43,7 +48,7 @@ def checked_sample(sample: Any, n: int | None, task: str, part: str = "populatio
     if sample is None or isinstance(sample, (tuple, list)) or not (hasattr(sample, "X") and hasattr(sample, "y")):
         what = "None" if sample is None else f"a {type(sample).__name__}"
         raise PartOutputError(f"{part} returned {what}, not a Sample: {_FIX}.")
-    X, y = checked_arrays(sample.X, sample.y, task, part, n)
+    X, y = checked_arrays(sample.X, sample.y, task, part, n, guaranteed)
     if X is sample.X and y is sample.y:
         return sample
     if dataclasses.is_dataclass(sample):
@@ -61,8 +66,10 @@ def checked_evaluation_set(population: Any, dtype=np.float64) -> tuple[np.ndarra
     return checked_arrays(returned[0], returned[1], getattr(population, "task", "classification"), part)
 
 
-def checked_arrays(X: Any, y: Any, task: str, part: str, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``X`` and ``y`` as arrays, checked: shapes, numeric dtypes, finite values, class labels.
+def checked_arrays(X: Any, y: Any, task: str, part: str, n: int | None = None,
+                   guaranteed: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` and ``y`` as arrays, checked: shapes, numeric dtypes, finite values, class labels
+    (not with ``guaranteed``: the part declares :class:`~simstudy.contracts.GuaranteedOutputs`).
 
     Arrays are returned as given (same objects) when they are arrays already.
     """
@@ -85,7 +92,8 @@ def checked_arrays(X: Any, y: Any, task: str, part: str, n: int | None = None) -
         kinds = "NaN" if np.isnan(X[bad]).all() else "inf" if not np.isnan(X[bad]).any() else "NaN or inf"
         raise PartOutputError(f"{part} returned X with {int(bad.sum())} non-finite value(s) ({kinds}), the first "
                               f"at row {row}, column {col} ({X[row, col]}); the features must be finite numbers.")
-    _check_labels(y, task, part)
+    if not guaranteed:
+        _check_labels(y, task, part)
     return X, y
 
 

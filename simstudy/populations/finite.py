@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from simstudy.contracts import GuaranteedOutputs
 from simstudy.populations.base import Population, Sample
 from simstudy.populations.io.fingerprint import data_fingerprint
 from simstudy.populations.io.openml import load_covtype, load_openml
@@ -60,7 +61,7 @@ def _check_finite(X: np.ndarray, name: str) -> None:
             "population.missing=drop_rows, or clean the data.")
 
 
-class TabularPopulation(Population):
+class TabularPopulation(GuaranteedOutputs, Population):
     """A finite data set used as the population: training sets are drawn from its rows.
 
     Parameters

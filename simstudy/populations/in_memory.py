@@ -15,7 +15,7 @@ import numpy as np
 
 from simstudy.errors import ConfigError
 
-__all__ = ["in_memory_population", "is_in_memory"]
+__all__ = ["arrays_population", "in_memory_population", "is_in_memory"]
 
 HOW = ("give population=(X, y), population=(frame, 'target_column') or population={'data': frame, 'target': "
        "'target_column'}")
@@ -59,20 +59,36 @@ def in_memory_population(spec: Any):
         options = {k: spec[k] for k in ("task", "replace", "name") if k in spec}
     else:
         data, target = spec
-    X, y = _arrays(data, target)
-    task = options.get("task") or ("regression" if _real_valued(y) else "classification")
-    if task not in ("classification", "regression"):
-        raise ConfigError(f"population.task={task!r} is invalid: use 'classification' or 'regression'.")
     replace = coerce(options.get("replace", True), bool, "population.replace")
     name = coerce(options.get("name", "in_memory"), str, "population.name")
+    return arrays_population(data, target, options.get("task"), name=name, replace=replace)
+
+
+def arrays_population(data: Any, target: Any, task: str | None = None, *, name: str = "in_memory",
+                      replace: bool = True, source: str = "in_memory", prefix: str = "population "):
+    """The finite population of features ``data`` (an array, or a data frame with ``target`` a
+    column name) and target ``target``, every check of the in-memory forms applied (shapes,
+    numeric and finite features, a target of ``task``: at least two classes, or real values that
+    vary). ``task`` None: inferred from the target. ``prefix`` starts the names in the messages
+    (``"population "`` for ``population=(X, y)``; ``""`` where the user gave ``X=`` and ``y=``).
+
+    Raises
+    ------
+    ConfigError
+        Naming the array, what is wrong with it and the fix.
+    """
     from simstudy.populations.finite import TabularPopulation
 
-    labels = _labels(y, task)
-    seed_info = {"source": "in_memory"} if task == "classification" else {"source": "in_memory", "task": task}
+    X, y = _arrays(data, target, prefix)
+    task = task or ("regression" if _real_valued(y) else "classification")
+    if task not in ("classification", "regression"):
+        raise ConfigError(f"population.task={task!r} is invalid: use 'classification' or 'regression'.")
+    labels = _labels(y, task, prefix)
+    seed_info = {"source": source} if task == "classification" else {"source": source, "task": task}
     return TabularPopulation(X, labels, name=name, replace=replace, seed_info=seed_info, task=task)
 
 
-def _arrays(data: Any, target: Any) -> tuple[np.ndarray, np.ndarray]:
+def _arrays(data: Any, target: Any, prefix: str = "population ") -> tuple[np.ndarray, np.ndarray]:
     """Features (float, 2-D, finite) and the target (1-D, same length)."""
     if _is_frame(data):
         if isinstance(target, str) or np.isscalar(target):
@@ -92,13 +108,15 @@ def _arrays(data: Any, target: Any) -> tuple[np.ndarray, np.ndarray]:
         try:
             X = np.asarray(data, dtype=float)
         except (TypeError, ValueError):
-            raise ConfigError("population X holds non-numeric values: encode them as numbers first.") from None
+            raise ConfigError(f"{prefix}X holds non-numeric values: encode them as numbers first.") from None
+    if target is None:
+        raise ConfigError(f"{prefix}y is missing: give the target (class labels or real values) with X.")
     y = np.asarray(target)
     if X.ndim != 2 or y.ndim != 1 or len(y) != len(X):
-        raise ConfigError(f"population: X must be 2-D (rows x features) and y 1-D of the same length; got X of shape "
-                          f"{X.shape} and y of shape {y.shape}.")
+        raise ConfigError(f"{prefix.strip() + ': ' if prefix else ''}X must be 2-D (rows x features) and y 1-D of the "
+                          f"same length; got X of shape {X.shape} and y of shape {y.shape}.")
     if not np.all(np.isfinite(X)):
-        raise ConfigError("population X holds missing or infinite values: remove those rows or impute them first.")
+        raise ConfigError(f"{prefix}X holds missing or infinite values: remove those rows or impute them first.")
     return X, y
 
 
@@ -106,19 +124,22 @@ def _real_valued(y: np.ndarray) -> bool:
     return y.dtype.kind == "f" and bool(np.any(np.isfinite(y) & (y != np.round(y))))
 
 
-def _labels(y: np.ndarray, task: str) -> np.ndarray:
+def _labels(y: np.ndarray, task: str, prefix: str = "population ") -> np.ndarray:
+    """Class codes 0..C-1 in sorted order (classification) or finite real targets that vary (regression)."""
     if task == "regression":
         try:
             values = y.astype(float)
         except (TypeError, ValueError):
-            raise ConfigError(f"population y holds non-numeric values (e.g. {y[0]!r}) with task='regression'.") \
-                from None
+            raise ConfigError(f"{prefix}y holds non-numeric values (e.g. {y[0]!r}) with task='regression': give a "
+                              "real target, or a classification task (a classifier).") from None
         if not np.all(np.isfinite(values)):
-            raise ConfigError("population y holds missing or infinite values: remove those rows first.")
+            raise ConfigError(f"{prefix}y holds missing or infinite values: remove those rows first.")
+        if values.size and np.ptp(values) == 0:
+            raise ConfigError(f"{prefix}y is constant ({values[0]:g}): a regression needs a target that varies.")
         return values
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ConfigError("population y holds missing values: remove those rows first.")
+        raise ConfigError(f"{prefix}y holds missing values: remove those rows first.")
     classes, codes = np.unique(y, return_inverse=True)
     if classes.size < 2:
-        raise ConfigError(f"population y holds a single class ({classes[0]!r}); at least two are needed.")
+        raise ConfigError(f"{prefix}y holds a single class ({classes[0]!r}); at least two are needed.")
     return codes.astype(np.int64)

@@ -221,6 +221,11 @@ class Study:
         """The key result in a few lines, for the terminal."""
         return ""
 
+    def fits_per_replicate(self) -> float | None:
+        """The work of one replicate of one condition in fits of one learner
+        (:func:`simstudy.engine.budget.estimate_budget`); None: K + 1 (a K-fold CV and its truth)."""
+        return None
+
     def report_tables(self, tables: StudyTables) -> dict[str, pd.DataFrame]:
         """The tables a reader sees (HTML report, LaTeX export), title -> frame, every number
         with its Monte Carlo error (``±`` 1.96 SE, Wilson intervals with counts). Default: the

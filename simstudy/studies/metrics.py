@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from simstudy.inference.proportions import wilson_bounds
 
-__all__ = ["MeanSummary", "RateSummary", "RatioSummary", "mean_summary", "rejection_rate",
+__all__ = ["DEGENERATE_SHARE", "MeanSummary", "rate_without_degenerate", "RateSummary", "RatioSummary", "mean_summary", "rejection_rate",
            "between_block_correlation", "variance_ratio"]
 
 
@@ -121,3 +121,18 @@ def variance_ratio(differences, variance_estimates, scale: float = 1.0) -> Ratio
     ratio = scale * B / A
     influence = ratio * (((d - d.mean()) ** 2 - B) / B - (v - A) / A if B > 0 else -(v - A) / A)
     return RatioSummary(float(ratio), float(influence.std(ddof=1) / np.sqrt(R)), influence)
+
+
+#: A rate is reported as driven by degenerate replicates (a zero variance estimate: a statistic
+#: of +-inf, a point interval) when they make up at least this share of the events it counts
+#: (rejections, or misses of a coverage).
+DEGENERATE_SHARE = 0.1
+
+
+def rate_without_degenerate(events: int, degenerate: int, trials: int, zero: int) -> float | None:
+    """The rate of ``events`` among ``trials`` without the ``zero`` degenerate trials (of which
+    ``degenerate`` are events), when those drive the rate (at least :data:`DEGENERATE_SHARE` of
+    the events; NaN when every trial is degenerate); None when they do not."""
+    if events == 0 or degenerate < DEGENERATE_SHARE * events:
+        return None
+    return (events - degenerate) / (trials - zero) if trials > zero else float("nan")

@@ -1,5 +1,11 @@
 """joblib's backends (``loky`` processes, ``threading``, ``sequential``): the chunks' outputs as
-they finish, and loky's resource tracker started quietly."""
+they finish, and loky's resource tracker started quietly.
+
+A loky worker watches its parent from the moment it starts (the executor's initializer,
+:func:`~simstudy.engine.backends.tasks.ignore_interrupts_in_worker`), not only once it runs a
+task: a worker whose parent was killed outright before it received any task (or while it was
+still reading one) ends within a second instead of waiting for loky to notice its queue closed.
+"""
 from __future__ import annotations
 
 import logging
@@ -7,9 +13,9 @@ import os
 import sys
 from typing import Any, Callable, Iterator, Sequence
 
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 
-from simstudy.engine.backends.tasks import run_task, worker_lost
+from simstudy.engine.backends.tasks import ignore_interrupts_in_worker, run_task, worker_lost
 from simstudy.engine.chunks import ChunkOutput
 from simstudy.studies.base import Chunk
 
@@ -25,7 +31,11 @@ def joblib_outputs(fn: Callable[[Chunk], Any], chunks: Sequence[Chunk], n_jobs: 
 
     if backend == "sequential":
         n_jobs, backend = 1, "loky"
-    parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
+    if backend == "loky":
+        with parallel_config(backend="loky", initializer=ignore_interrupts_in_worker, initargs=(os.getpid(),)):
+            parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+    else:
+        parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
     try:
         yield from parallel(delayed(run_task)(fn, c, on_error) for c in chunks)
     except TerminatedWorkerError as exc:

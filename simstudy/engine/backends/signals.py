@@ -99,12 +99,16 @@ def die_with_parent(parent: int) -> None:
     _watched = os.getpid()  # the kernel watches the parent: no thread needed (watch_parent)
 
 
-def watch_parent(interval: float = 0.5) -> None:
+def watch_parent(interval: float = 0.5, parent: int | None = None) -> None:
     """In a worker process: end this process (exit status 1) once its parent has died, checked
-    every ``interval`` seconds by a daemon thread (started once per process)."""
+    every ``interval`` seconds by a daemon thread (started once per process). ``parent``: the
+    parent's pid when known, to catch a parent that died before the watch began (the process
+    then has another parent already); by default, the current parent."""
     global _watched
     if _watched == os.getpid():
         return
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
     _watched = os.getpid()
     parent = os.getppid()
 

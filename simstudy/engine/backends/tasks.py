@@ -17,7 +17,8 @@ from simstudy.engine.chunks import ChunkOutput
 from simstudy.errors import WorkerLost
 from simstudy.studies.base import Chunk
 
-__all__ = ["describe_chunk", "ignore_interrupts_in_worker", "run_chunk", "run_task", "worker_lost"]
+__all__ = ["claim_main_process", "describe_chunk", "ignore_interrupts_in_worker", "run_chunk", "run_task",
+           "worker_lost"]
 
 #: Set by the first process that imports this module (the run's main process, before it starts any
 #: worker); worker processes inherit it and so know that they are workers.
@@ -25,21 +26,34 @@ _MAIN_PID_VARIABLE = "SIMSTUDY_MAIN_PID"
 os.environ.setdefault(_MAIN_PID_VARIABLE, str(os.getpid()))
 
 
-def ignore_interrupts_in_worker() -> None:
+def claim_main_process() -> None:
+    """Mark this process as a run's main process (called as a run dispatches its chunks).
+
+    The variable inherited at import is not enough: a ``simstudy`` command started by another
+    process that imported simstudy (a notebook's ``!simstudy ...``, a script's subprocess, a
+    test suite) inherits that process's pid and would take itself for a worker, ignore Ctrl-C
+    and SIGHUP in its in-process tasks and watch the wrong parent. The process that dispatches
+    chunks is the main process by definition; its workers then inherit its pid.
+    """
+    os.environ[_MAIN_PID_VARIABLE] = str(os.getpid())
+
+
+def ignore_interrupts_in_worker(parent: int | None = None) -> None:
     """In a worker process, ignore SIGINT: Ctrl-C is the main process's business.
 
     A Ctrl-C at the terminal reaches every process of the group; the main process stops the run
     and says how to resume, and the workers it started are stopped with it. Left to themselves,
     the workers would each print a KeyboardInterrupt traceback (or worse, from inside a compiled
     kernel). The same for SIGHUP; and the worker ends once the main process has died
-    (:func:`~simstudy.engine.backends.signals.watch_parent`). Called at the start of every task;
-    does nothing in the main process or off a main thread (dask runs tasks in threads).
+    (:func:`~simstudy.engine.backends.signals.watch_parent`). Called as a loky worker starts and at
+    the start of every task; does nothing in the main process or off a main thread (dask runs tasks
+    in threads). ``parent``: the main process's pid when known (a loky worker as it starts).
     """
     if os.environ.get(_MAIN_PID_VARIABLE) == str(os.getpid()) or threading.current_thread() is not threading.main_thread():
         return
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a closed terminal: the main process stops the run
-    watch_parent()  # a main process killed outright (SIGKILL) leaves no worker behind
+    watch_parent(parent=parent)  # a main process killed outright (SIGKILL) leaves no worker behind
 
 
 def _warning_key(w: warnings.WarningMessage) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simstudy.contracts import GuaranteedOutputs
 from simstudy.lazy import LazyModule
 from simstudy.learners.base import Folds
 from simstudy.learners.cart.params import TIE_RULES, supported_tree_params, supported_tree_settings
@@ -26,7 +27,7 @@ _ranking = LazyModule("simstudy.learners.cart.ranking")
 _tree = LazyModule("simstudy.learners.cart.tree")
 
 
-class CartLearner:
+class CartLearner(GuaranteedOutputs):
     """The numba tree behind the learner protocol (:mod:`simstudy.learners.base`).
 
     Parameters

@@ -15,7 +15,7 @@ from simstudy.inference import cv_t_test, five_by_two_t_test, resampled_t_test, 
 from simstudy.studies.metrics import rejection_rate, variance_ratio
 
 __all__ = ["INTERVALS", "OWN_TARGET", "TESTS", "aggregate", "procedure_intervals", "procedure_pvalues",
-           "own_target_table", "loss_stability", "rate_table", "width_table"]
+           "own_target_table", "loss_stability", "rate_table", "width_table", "zero_variance"]
 
 #: Interval procedures: name -> description (README / tables).
 INTERVALS = {
@@ -67,12 +67,26 @@ def _procedure_tests(group: pd.DataFrame, alternative: str) -> dict[str, Any]:
 
 def procedure_intervals(group: pd.DataFrame, alpha: float) -> dict[str, Any]:
     """Every interval procedure (two-sided, level 1 - alpha) for the replicates of one (n, subject) group."""
-    out = {name: test.confidence_interval(1 - alpha) for name, test in _procedure_tests(group, "two-sided").items()}
+    return {name: (mask, test.confidence_interval(1 - alpha)) if mask is not None
+            else test.confidence_interval(1 - alpha) for name, (mask, test) in _interval_tests(group).items()}
+
+
+def _interval_tests(group: pd.DataFrame) -> dict[str, tuple[np.ndarray | None, Any]]:
+    """The two-sided test behind every interval, with the replicates it covers (None: all)."""
+    out: dict[str, tuple[np.ndarray | None, Any]] = {
+        name: (None, test) for name, test in _procedure_tests(group, "two-sided").items()}
     nested = group["nested_estimate"].notna().to_numpy()
     if nested.any():
-        out["nested_cv"] = (nested, z_test(group["nested_estimate"][nested], group["nested_se"][nested])
-                            .confidence_interval(1 - alpha))
+        out["nested_cv"] = (nested, z_test(group["nested_estimate"][nested], group["nested_se"][nested]))
     return out
+
+
+def zero_variance(test) -> np.ndarray:
+    """Degenerate replicates of a procedure: its standard error is 0 (every loss, fold mean or
+    split estimate equal, as with a 0-1 loss at small n or a constant learner). The statistic is
+    then +-inf (the test rejects at every level) and the interval a point (it misses the target
+    unless the estimate equals it), whatever the procedure's variance model."""
+    return np.asarray(test.se, dtype=float) == 0
 
 
 def procedure_pvalues(group: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -102,10 +116,14 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
         error of the model trained without fold 1; NaN for records without it),
         ``own_target`` (the error the procedure is an interval for: ``R_n``, ``Err_holdout``
         for ``holdout_clt``, ``Err_XY`` for ``nested_cv``), ``mean_width`` (and its Monte Carlo
-        SE ``width_se``), ``median_width``, ``replicates``.
+        SE ``width_se``), ``median_width``, ``replicates``; ``zero_variance``, the degenerate
+        replicates (a point interval, :func:`zero_variance`) and ``zero_variance_covered``, those
+        of them that cover R_n.
     tests : DataFrame
         Test rows: ``rejection_rate`` overall, ``size`` among replicates with R_n >= 0 and
-        ``power`` among replicates with R_n < 0, with Wilson intervals and counts.
+        ``power`` among replicates with R_n < 0, with Wilson intervals and counts;
+        ``zero_variance_h0``, the degenerate H0 replicates, and ``zero_variance_size``, those of
+        them that reject (part of ``size_count``).
     """
     # Intervals are not clipped to the loss's bounds, so widths are those of the procedures as
     # published. Clipping could not change a coverage count: the target (an error rate, or a
@@ -117,16 +135,17 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
         kind = group["kind"].iloc[0]
         target, full = group["target"].to_numpy(), group["target_full"].to_numpy()
         held = group["target_holdout"].to_numpy() if "target_holdout" in group else np.full(len(group), np.nan)
-        for proc, ci in procedure_intervals(group, alpha).items():
-            mask = np.ones(len(group), bool)
-            if isinstance(ci, tuple):
-                mask, ci = ci
+        for proc, (mask, test) in _interval_tests(group).items():
+            mask = np.ones(len(group), bool) if mask is None else mask
+            ci = test.confidence_interval(1 - alpha)
             low, high = np.asarray(ci.low), np.asarray(ci.high)
             t, tf, th = target[mask], full[mask], held[mask]
             known = np.isfinite(th)
+            covered = (low <= t) & (t <= high)
+            zero = np.broadcast_to(zero_variance(test), covered.shape)
             summary.append({"n": int(n), "subject": subject, "kind": kind, "procedure": proc, "alpha": alpha,
                             "replicates": int(mask.sum()), "own_target": OWN_TARGET.get(proc, "R_n"),
-                            **_rate_columns("coverage", (low <= t) & (t <= high)),
+                            **_rate_columns("coverage", covered),
                             **_rate_columns("coverage_full", (low <= tf) & (tf <= high)),
                             **_rate_columns("coverage_holdout", ((low <= th) & (th <= high))[known]),
                             "mean_width": float(np.mean(high - low)), "width_se": _se(high - low),
@@ -134,17 +153,20 @@ def aggregate(records: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, pd.Dat
                             "mean_target": float(t.mean()), "sd_target": float(t.std(ddof=1)) if t.size > 1 else np.nan,
                             # Monte Carlo error of the truth (a fixed evaluation sample), when it is not exact
                             **({"target_mc_se": float(group["target_mc_se"].mean())}
-                               if "target_mc_se" in group else {})})
+                               if "target_mc_se" in group else {}),
+                            "zero_variance": int(zero.sum()), "zero_variance_covered": int((zero & covered).sum())})
         if kind != "comparison":
             continue
         h0 = target >= 0
-        for proc, p in procedure_pvalues(group).items():
-            reject = np.asarray(p) < alpha
+        for proc, test in _procedure_tests(group, "less").items():
+            reject = np.asarray(test.pvalue) < alpha
+            zero = np.broadcast_to(zero_variance(test), reject.shape)
             tests.append({"n": int(n), "comparison": subject, "test": proc, "alpha": alpha,
                           "replicates": len(group), "h0_replicates": int(h0.sum()), "h1_replicates": int((~h0).sum()),
                           **_rate_columns("rejection_rate", reject),
                           **_rate_columns("size", reject[h0]), **_rate_columns("power", reject[~h0]),
-                          "mean_target": float(target.mean())})
+                          "mean_target": float(target.mean()),
+                          "zero_variance_h0": int(zero[h0].sum()), "zero_variance_size": int((zero & reject)[h0].sum())})
     return pd.DataFrame(summary), pd.DataFrame(tests)
 
 

@@ -21,11 +21,16 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_clt.aggregate import aggregate, loss_stability, own_target_table, rate_table, width_table
 from simstudy.studies.cv_clt.config import CVCLTConfig
 from simstudy.studies.cv_clt.worker import CVCLTWorker, comparison_label
+from simstudy.studies.metrics import rate_without_degenerate
 from simstudy.studies.targets import TargetMeasure
 from simstudy.populations.checks import draw_sample
 from simstudy.files import write_text_atomic
 
-__all__ = ["CVCLTStudy", "make_conditions"]
+__all__ = ["CVCLTStudy", "TRUTH_FITS", "degenerate_warnings", "make_conditions"]
+
+#: The cost of one model's true risk on the population's evaluation set, in fits of one learner
+#: (calibrated by benchmarks/budget_calibration.py).
+TRUTH_FITS = 60.0
 
 
 def make_conditions(sizes, K: int, population):
@@ -95,6 +100,16 @@ class CVCLTStudy(Study):
 
     def comparisons(self) -> list[tuple[str, str]]:
         return [(str(a), str(b)) for a, b in self.config.comparisons]
+
+    def fits_per_replicate(self) -> float:
+        """Per fitted learner (every learner, and the second fit of each self-comparison): K folds,
+        the 5x2 design, the J train/validation splits and the full fit, each with its true risk
+        on the evaluation set (:data:`TRUTH_FITS` fits each); nested CV on its share of replicates."""
+        c = self.config
+        fitted = len(c.learners) + sum(a == b for a, b in self.comparisons())
+        models = c.K + 10 + c.repeated_splits + 1
+        nested = c.nested_cv_replicates / max(c.replicates, 1) * c.nested_cv_repetitions * c.K * c.K * len(c.learners)
+        return fitted * models * (1 + TRUTH_FITS) + nested
 
     def subjects(self) -> dict[str, Any]:
         specs = {name: spec for name, spec in self.config.learners.items()}
@@ -199,7 +214,8 @@ class CVCLTStudy(Study):
                 cells = ", ".join(f"{t} {100 * r:.1f}" for t, r in zip(g["test"], g["size"]) if np.isfinite(r))
                 lines.append(f"size (%) at n={n}, {comp} ({int(g['h0_replicates'].iloc[0])} H0 replicates, "
                              f"alpha {100 * self.config.alpha:g}%): {cells}")
-        return "\n".join(lines)
+        shown_tests = tests[tests["n"] == tests["n"].max()] if tests is not None and len(tests) else None
+        return "\n".join(lines + degenerate_warnings(learners[learners["n"].isin(ends)], shown_tests))
 
     def manifest(self, records: dict[str, pd.DataFrame]) -> dict[str, Any]:
         out: dict[str, Any] = {"loss": self.loss.describe(),
@@ -208,6 +224,44 @@ class CVCLTStudy(Study):
             out["population"] = describe_part(self.population)
             out["learners"] = {k: describe_part(v) for k, v in self.learners.items()}
         return out
+
+
+def degenerate_warnings(summary: pd.DataFrame, tests: pd.DataFrame | None) -> list[str]:
+    """Warnings for the coverages and sizes driven by degenerate replicates.
+
+    A replicate whose procedure has a zero standard error (``zero_variance`` in the summary,
+    ``zero_variance_h0`` in the tests; :func:`~simstudy.studies.cv_clt.aggregate.zero_variance`)
+    has a point interval, which misses R_n unless the estimate equals it, and a statistic of
+    +-inf, which rejects at every level. When such replicates are at least
+    :data:`~simstudy.studies.metrics.DEGENERATE_SHARE` of a coverage's misses or of a size's
+    rejections, the rate says more about ties of the loss than about the procedure; the warning
+    gives their count and the rate without them.
+    """
+    lines = []
+    if "zero_variance" in summary:
+        for _, row in summary[summary["zero_variance"] > 0].iterrows():
+            replicates, zero = int(row["replicates"]), int(row["zero_variance"])
+            misses, degenerate = replicates - int(row["coverage_count"]), zero - int(row["zero_variance_covered"])
+            missed = rate_without_degenerate(misses, degenerate, replicates, zero)
+            if missed is None:
+                continue
+            rest = 1 - missed
+            lines.append(f"  warning: n={row['n']}, {row['subject']}, {row['procedure']}: {zero} of {replicates} "
+                         f"replicates have a zero variance estimate (a point interval); they are {degenerate} of the "
+                         f"{misses} misses of R_n (coverage without them: {100 * rest:.1f}%). The rate reflects ties "
+                         "of the loss, not the procedure.")
+    if tests is not None and "zero_variance_h0" in tests:
+        for _, row in tests[tests["zero_variance_size"] > 0].iterrows():
+            h0, zero, rejections = int(row["h0_replicates"]), int(row["zero_variance_h0"]), int(row["size_count"])
+            degenerate = int(row["zero_variance_size"])
+            rest = rate_without_degenerate(rejections, degenerate, h0, zero)
+            if rest is None:
+                continue
+            lines.append(f"  warning: n={row['n']}, {row['comparison']}, {row['test']}: {zero} of {h0} H0 replicates "
+                         f"have a zero variance estimate (t = ±inf); they are {degenerate} of the {rejections} "
+                         f"rejections (size without them: {100 * rest:.1f}%). The rate reflects ties of the loss, "
+                         "not the test.")
+    return lines
 
 
 def _stability_lines(stability: pd.DataFrame | None, alpha: float) -> list[str]:

@@ -49,6 +49,15 @@ def _mu_fold_mean(group: pd.DataFrame, source: str) -> float:
     return float(np.mean([np.mean(v) for v in group[column]])) if len(group) else np.nan
 
 
+def _conditions(records: pd.DataFrame):
+    """(n, K) and the records of each condition, in the order of the records; a frame of one condition
+    is given as it is (a group of a groupby is a copy of its rows: at 10^6 replicates, hundreds of MB)."""
+    keys = records[["n", "K"]].drop_duplicates()
+    if len(keys) == 1:
+        return [((keys["n"].iloc[0], keys["K"].iloc[0]), records)]
+    return records.groupby(["n", "K"], sort=False)
+
+
 def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
               mu_true: str = "auto") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Summaries per condition and rejection rates per (condition, rho_hat).
@@ -69,9 +78,10 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
     summary, tests : DataFrame
     """
     summaries, tests = [], []
-    for (n, K), g_all in records.groupby(["n", "K"], sort=False):
-        failed = int((g_all["error"] != "").sum())
-        g = g_all[g_all["error"] == ""]
+    for (n, K), g_all in _conditions(records):
+        ok = (g_all["error"] == "").to_numpy()
+        failed = int((~ok).sum())
+        g = g_all if ok.all() else g_all[ok]  # a selection copies every column; all rows need none
         mu, source = _mu_true(g, mu_true)
         theta = float(g["mu_hat"].var(ddof=1))
         rho = between_block_correlation(g["mu_hat"], g["theta3"])
@@ -97,8 +107,9 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
         if "true_error" in g and len(g):
             row.update(true_error_q05=float(g["true_error"].quantile(0.05)),
                        true_error_q95=float(g["true_error"].quantile(0.95)))
+        fold_means = np.stack(g["fold_means"].to_numpy()) if len(g) else np.empty((0, K))
         row.update(theta=theta, theta_se=_variance_se(g["mu_hat"]), rho=rho.value, rho_se=rho.se,
-                   theta3_zero=int(zero_spread(np.stack(g["fold_means"].to_numpy())).sum()) if len(g) else 0)
+                   theta3_zero=int(zero_spread(fold_means).sum()) if len(g) else 0)
         for name in THETAS:
             ms = mean_summary(g[name])
             row[f"mean_{name}"] = ms.mean
@@ -106,7 +117,6 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
             # E[theta_j] / Var(mu_hat) - 1 is minus a ratio of the rho form: the same delta method
             row[f"rel_bias_{name}_se"] = between_block_correlation(g["mu_hat"], g[name]).se if theta > 0 else np.nan
         summaries.append(row)
-        fold_means = np.stack(g["fold_means"].to_numpy()) if len(g) else np.empty((0, K))
         mu_t = mu if equal else _mu_fold_mean(g, source)
         for rho_hat in rho_hats:
             pvalues = cv_t_test(fold_means, mu0=mu_t, rho=rho_hat).pvalue if len(g) else np.array([])

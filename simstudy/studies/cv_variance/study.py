@@ -26,6 +26,7 @@ from simstudy.studies.base import (Phase, Study, StudyTables, check_learner_task
 from simstudy.studies.cv_variance.aggregate import aggregate
 from simstudy.studies.cv_variance.config import CVVarianceConfig
 from simstudy.studies.cv_variance.worker import THETAS, CVVarianceWorker
+from simstudy.studies.metrics import rate_without_degenerate
 from simstudy.studies.settings import targets_of
 from simstudy.studies.targets import TargetMeasure
 from simstudy.populations.checks import draw_sample
@@ -40,19 +41,15 @@ def make_conditions(sizes, K: int, population):
     return size_conditions("cv_variance", sizes, K, population)
 
 
-#: A rate is reported as driven by degenerate replicates when they make up at least this share
-#: of its rejections.
-DEGENERATE_SHARE = 0.1
-
-
 def degenerate_warnings(summary: pd.DataFrame, tests: pd.DataFrame) -> list[str]:
     """Warnings for the conditions whose t-test rejections come largely from degenerate replicates.
 
     A replicate whose K fold means are all equal (zero spread, ``theta3_zero`` in the summary:
     common with K = 2 and a 0-1 loss at small n) has t = +-inf in eq. 9 whatever rho_hat, so it
     rejects H0 at every level (:func:`simstudy.inference.cv_t_test`). When such replicates are
-    at least :data:`DEGENERATE_SHARE` of a condition's rejections, the rate says more about the
-    loss's granularity than about the test; the warning gives their count and the rate without them.
+    at least :data:`~simstudy.studies.metrics.DEGENERATE_SHARE` of a condition's rejections, the
+    rate says more about the loss's granularity than about the test; the warning gives their
+    count and the rate without them.
     """
     lines = []
     if "theta3_zero" not in summary or tests is None or not len(tests):
@@ -64,9 +61,9 @@ def degenerate_warnings(summary: pd.DataFrame, tests: pd.DataFrame) -> list[str]
             continue
         low = t.loc[t["rejections"].idxmin()]  # the rate with the fewest rejections: the largest share
         rejections, replicates = int(low["rejections"]), int(low["replicates"])
-        if rejections == 0 or zero < DEGENERATE_SHARE * rejections:
+        rest = rate_without_degenerate(rejections, zero, replicates, zero)
+        if rest is None:
             continue
-        rest = (rejections - zero) / (replicates - zero) if replicates > zero else float("nan")
         lines.append(f"  warning: n={row['n']}, K={row['K']}: {zero} of {replicates} replicates have all fold means "
                      f"equal (zero spread: t = ±inf, rejected at every rho_hat); they are {zero} of the "
                      f"{rejections} rejections at rho_hat={low['rho_hat']:g} (without them: {100 * rest:.1f}%). "

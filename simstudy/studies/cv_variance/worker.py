@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simstudy.contracts import guarantees_outputs
 from simstudy.cv.checks import scored_losses
 from simstudy.cv.loop import cross_validate, cross_validate_batch
 from simstudy.cv.splits import KFold
@@ -65,7 +66,8 @@ class CVVarianceWorker:
         folds = cross_validate(self.learner, self.learner.start(sample), labels, cond.K, rng,
                                keep_models=self.truth, proba=self.loss.needs_proba)
         task = getattr(self.population, "task", None)
-        losses = scored_losses(self.loss, sample.y, folds.predictions, folds.proba, task)
+        losses = scored_losses(self.loss, sample.y, folds.predictions, folds.proba, task,
+                               guaranteed=guarantees_outputs(self.learner))
         order = np.argsort(labels, kind="stable")  # rows of fold 0, then fold 1, ...
         fold_truth, fold_se = np.full(cond.K, np.nan), np.full(cond.K, np.nan)
         if self.truth:
@@ -90,7 +92,9 @@ class CVVarianceWorker:
         X, y, labels = np.asarray(X, dtype=float), np.asarray(y), np.asarray(labels)
         folds = cross_validate_batch(self.learner, X, y, labels, K)
         task = getattr(self.population, "task", None)
-        loss = np.stack([scored_losses(self.loss, y[j], folds.predictions[j], None, task) for j in range(R)])
+        guaranteed = guarantees_outputs(self.learner)
+        loss = np.stack([scored_losses(self.loss, y[j], folds.predictions[j], None, task, guaranteed)
+                         for j in range(R)])
         order = np.argsort(labels, axis=1, kind="stable")
         ordered[:] = np.take_along_axis(loss, order, axis=1)
         if self.truth and self._rule_truth(folds.models, truth, truth_se):
