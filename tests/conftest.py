@@ -21,6 +21,13 @@ LETTER_FILE = SHARED / "data" / "letter-recognition.data"
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
+# The suite tests what a terminal user gets: Ctrl-C, SIGHUP and SIGTERM at their defaults. A suite
+# started in the background of a script (SIGINT ignored) or under nohup (SIGHUP ignored) would
+# otherwise pass those ignored dispositions on to every command it starts, which rightly keeps them.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
 
 @pytest.fixture(autouse=True)
 def _restore_process_state():

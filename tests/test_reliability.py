@@ -488,10 +488,13 @@ def test_a_worker_killed_by_the_system_ends_the_run_with_one_paragraph(tmp_path,
 
 
 def test_worker_count_is_capped_by_chunks_and_warns_above_the_cores(caplog):
+    import logging
+
     from simstudy.engine import runner
     from simstudy.engine.backends import worker_count
     from simstudy.engine.config import RunnerConfig
 
+    caplog.set_level(logging.INFO)
     cores = os.cpu_count() or 1
     assert worker_count(-1, 1) == 1 and worker_count(4 * cores, 3) == min(4 * cores, 3)
     report = runner.run_chunks(lambda c: pd.DataFrame({"replicate": list(range(c.start, c.stop))}), [4],
