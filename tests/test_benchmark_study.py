@@ -169,3 +169,11 @@ def test_the_command_writes_the_cells_and_the_results_site(tmp_path, capsys):
                     "-o", str(out)])
     assert (out / "cells.parquet").is_file() and (out / "site" / "index.html").is_file()
     assert "site:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("field, value, fix", [("replicates", "10", "use an integer"), ("replicates", True, "use an integer"),
+                                               ("sizes", "50", "give a list"), ("sizes", 50, "give a list"),
+                                               ("sizes", [40.5], "use an integer")])
+def test_python_road_refuses_text_and_single_values_for_counts(field, value, fix):
+    with pytest.raises(ConfigError, match=fix):
+        run_benchmark("ci", **{**SMALL, field: value})

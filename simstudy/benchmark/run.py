@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from simstudy.errors import ConfigError
+from simstudy.schema import coerce
 from simstudy.studies.benchmark.result import BenchmarkResult
 
 __all__ = ["benchmark_params", "run_benchmark"]
@@ -36,8 +37,8 @@ def benchmark_params(scale: str = "quick", *, procedures=None, mechanisms=None, 
               "mechanisms": given["mechanisms"] or list(grid.mechanisms),
               "learners": given["learners"] or list(grid.learners + grid.comparisons),
               "losses": given["losses"] or list(grid.losses),
-              "sizes": [int(n) for n in (_names("sizes", sizes) or grid.sizes)],
-              "replicates": int(replicates) if replicates is not None else grid.replicates,
+              "sizes": coerce(sizes, list[int], "sizes") if sizes is not None else list(grid.sizes),
+              "replicates": coerce(replicates, int, "replicates") if replicates is not None else grid.replicates,
               "truth_replicates": grid.truth_replicates, "seed": seed, "alpha": alpha,
               "streams": streams}
     if data:
