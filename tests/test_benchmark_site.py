@@ -91,7 +91,7 @@ def test_site_files_exist(site):
                  "comparison_schulz_kuempel.csv"):
         assert (out / name).is_file(), name
     data_cells = cells[["mechanism", "learner", "loss", "n"]].drop_duplicates()
-    assert len(list((out / "cells").glob("*.html"))) == len(data_cells) == len(list((out / "cells").glob("*.png")))
+    assert len(list((out / "cells").glob("*.html"))) == len(data_cells) == len(list((out / "cells").glob("*.svg")))
     text = index.read_text()
     for anchor in ("leaderboard", "heatmap", "comparison", "cells", "ademp", "downloads"):
         assert f'id="{anchor}"' in text
@@ -230,3 +230,35 @@ def test_the_docs_page_links_the_site_of_a_committed_run_or_says_not_yet_run(tmp
     tree = publish_doctree(text, settings_overrides={"report_level": 2, "halt_level": 2})
     assert sum(node.tagname == "table" for node in tree.findall()) == 2     # R_n and Err_n
 
+
+
+def test_nice_ticks_by_hand():
+    from simstudy.report.benchmark.svg import nice_ticks
+    assert nice_ticks(0.0, 1.0) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert nice_ticks(0.53, 1.0) == [0.6, 0.7, 0.8, 0.9, 1.0]
+    assert nice_ticks(-0.55, 0.55) == [-0.5, -0.25, 0.0, 0.25, 0.5]
+    assert nice_ticks(0.0, 0.42) == [0.0, 0.1, 0.2, 0.3, 0.4]
+    assert nice_ticks(3.0, 3.0) == [3.0]
+
+
+def test_cell_figures_are_svg_showing_every_rate_and_width_of_the_table(site):
+    """Each drill-down figure parses as SVG and has one rate marker per (procedure, estimand) with a rate,
+    at that rate, and the median and mean width of each interval procedure; every procedure labels a row."""
+    import xml.etree.ElementTree as ET
+    from simstudy.report.benchmark.drilldown import data_cells
+    from simstudy.report.benchmark.scores import scored_cells
+
+    index, cells = site
+    ns = "{http://www.w3.org/2000/svg}"
+    for slug, rows in data_cells(cells):
+        root = ET.parse(index.parent / "cells" / f"{slug}.svg").getroot()
+        assert root.tag == f"{ns}svg" and root.find(f"{ns}title").text
+        shown = {e.get("data-label"): float(e.get("data-value")) for e in root if e.get("data-label")}
+        rows = scored_cells(rows)
+        expected = {f"rate {r.procedure} {r.estimand}": r.rate for r in rows.itertuples() if not math.isnan(r.rate)}
+        for r in rows[rows["kind"] == "interval"].dropna(subset=["width_median"]).itertuples():
+            expected[f"width_median {r.procedure}"] = r.width_median
+            expected[f"width_mean {r.procedure}"] = r.width_mean
+        assert shown == expected, slug
+        labels = {e.text for e in root if e.tag == f"{ns}text" and e.get("text-anchor") == "end"}
+        assert set(rows["procedure"]) <= labels, slug

@@ -1,4 +1,4 @@
-"""The drill-down: one page per data cell (mechanism, learner, loss, n) with its figure and numbers.
+"""The drill-down: one page per data cell (mechanism, learner, loss, n) with its figure (SVG) and numbers.
 
 The figure of an interval cell has three panels sharing the procedures' axis: coverage with its
 95% Wilson interval against the nominal (grey band: nominal +- 2 MCSE_0 at the cell's replicate
@@ -15,7 +15,7 @@ import pandas as pd
 
 from simstudy.report.benchmark.markup import esc, html_table, page_frame
 from simstudy.report.benchmark.scores import DATA_CELL, cell_slug, nominal_mcse, scored_cells
-from simstudy.report.figures import plt, save_figure
+from simstudy.report.benchmark.svg import Canvas
 
 __all__ = ["data_cells", "cell_figure", "cell_page", "CELL_DIR"]
 
@@ -24,9 +24,12 @@ CELL_DIR = "cells"
 #: Columns of one kind only (shown when a row of the cell measures them).
 _KIND_COLUMNS = ("coverage_lo", "coverage_hi", "rejection_lo", "rejection_hi", "miss_left", "miss_right",
                  "width_median", "width_mean", "relative_width")
-_STYLE = {"R_n": dict(color="tab:blue", marker="o", mfc="tab:blue"),
-          "Err_n": dict(color="tab:orange", marker="s", mfc="white"),
-          "Err_XY": dict(color="tab:green", marker="D", mfc="white")}
+#: (colour, marker, filled) of each estimand: filled blue circles for R_n, open squares and diamonds for the others.
+_STYLE = {"R_n": ("#1f77b4", "o", True), "Err_n": ("#ff7f0e", "s", False), "Err_XY": ("#2ca02c", "D", False)}
+
+
+def _style(estimand: str) -> tuple[str, str, bool]:
+    return _STYLE.get(estimand, ("#666666", "o", True))
 
 
 def data_cells(cells: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -35,71 +38,81 @@ def data_cells(cells: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 
 def _offsets(estimands) -> dict[str, float]:
-    step = 0.22 if len(estimands) > 1 else 0.0
+    step = 0.3 if len(estimands) > 1 else 0.0
     return {e: (i - (len(estimands) - 1) / 2) * step for i, e in enumerate(estimands)}
 
 
 def cell_figure(rows: pd.DataFrame, path: Path) -> Path:
-    """The figure of one data cell (its rows of the cell table), saved to ``path``."""
+    """The figure of one data cell (its rows of the cell table), saved to ``path`` as SVG."""
     rows = scored_cells(rows)
-    test = (rows["kind"] == "test").all()
+    test = bool((rows["kind"] == "test").all())
     procedures = sorted(set(rows["procedure"]))
     estimands = sorted(set(rows["estimand"]), key=lambda e: (e != "R_n", e))
-    height = 1.0 + 0.28 * len(procedures)
-    fig, axes = plt.subplots(1, 1 if test else 3, figsize=(4.6 if test else 10.5, height), sharey=True,
-                             squeeze=False, gridspec_kw=None if test else {"width_ratios": [1.25, 1, 0.8]})
-    axes = axes[0]
     position = {p: i for i, p in enumerate(procedures)}
     offsets = _offsets(estimands)
-    nominal = rows["nominal"].iloc[0]
+    nominal = float(rows["nominal"].iloc[0])
     replicates = rows["replicates"].max()
-    band = 2 * nominal_mcse(nominal, replicates) if replicates > 0 else 0.0
+    band = 2 * float(nominal_mcse(nominal, replicates)) if replicates > 0 else 0.0
+    canvas = Canvas(procedures, (330,) if test else (330, 260, 210))
+    low, high = ("rejection_lo", "rejection_hi") if test else ("coverage_lo", "coverage_hi")
+    ends = pd.concat([rows[low], rows[high], rows["rate"]]).dropna()
+    lo = min([nominal - band] + list(ends))
+    hi = max([nominal + band] + list(ends))
+    pad = max(0.02, 0.05 * (hi - lo))
+    rate_panel = canvas.panel(0, max(0.0, lo - pad), min(1.0, hi + pad) if hi <= 1 else hi + pad)
     if not test or rows["null_true"].any():     # under a false null the rate is a power: no band to be in
-        axes[0].axvspan(max(0.0, nominal - band), min(1.0, nominal + band), color="0.88", zorder=0)
-    axes[0].axvline(nominal, color="0.3", lw=0.8)
-    for estimand in estimands:
-        part = rows[rows["estimand"] == estimand]
-        y = part["procedure"].map(position).to_numpy() + offsets[estimand]
-        low, high = (("coverage_lo", "coverage_hi") if not test else ("rejection_lo", "rejection_hi"))
-        rate = part["rate"].to_numpy()
-        # rounding can put a Wilson end a hair inside the rate (rate 0 or 1): bars are never negative
-        err = np.clip(np.vstack([rate - part[low].to_numpy(), part[high].to_numpy() - rate]), 0, None)
-        axes[0].errorbar(rate, y, xerr=err, ls="none", ms=4, capsize=2, lw=1, label=estimand, **_STYLE.get(
-            estimand, {}))
-        if not test:
-            colour = _STYLE.get(estimand, {}).get("color", "0.4")
-            axes[1].barh(y, -part["miss_left"], height=0.2, color=colour, alpha=0.8)
-            axes[1].barh(y, part["miss_right"], height=0.2, color=colour, alpha=0.45)
-    axes[0].set_xlabel("rejection rate (alpha: line)" if test else "coverage, 95% Wilson interval")
+        rate_panel.band(max(0.0, nominal - band), min(1.0, nominal + band))
     nulls = set(rows["null_true"]) if test else set()
     first = {frozenset({True}): "size (null true)", frozenset({False}): "power (null false)"}.get(
         frozenset(nulls), "size where the null is true, else power") if test else "coverage"
-    for ax, title in zip(axes, (first, "misses", "width")):
-        ax.set_title(title, fontsize=9, loc="right")
+    rate_panel.frame(first, "rejection rate (alpha: line)" if test else "coverage, 95% Wilson interval")
+    rate_panel.vline(nominal)
     if not test:
-        _miss_and_width(axes, rows, estimands[0], position, 1 - nominal)
-    axes[0].set_yticks(range(len(procedures)), procedures)
-    axes[0].set_ylim(len(procedures) - 0.5, -0.5)
-    axes[0].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=len(estimands), frameon=False)
-    for ax in axes:
-        ax.grid(axis="x", color="0.9")
-        ax.tick_params(labelsize=8)
-    return save_figure(fig, path, dpi=100)
+        miss_panel, width_panel = _miss_and_width_panels(canvas, rows, estimands[0], 1 - nominal)
+    for estimand in estimands:
+        colour, shape, filled = _style(estimand)
+        for _, row in rows[rows["estimand"] == estimand].iterrows():
+            y = position[row["procedure"]] + offsets[estimand]
+            rate_panel.error_bar(y, float(row[low]), float(row[high]), colour)
+            rate_panel.marker(y, float(row["rate"]), shape, colour, filled, f"rate {row['procedure']} {estimand}")
+            if not test:
+                miss_panel.bar(y, 0.0, -float(row["miss_left"]), colour, 0.8)
+                miss_panel.bar(y, 0.0, float(row["miss_right"]), colour, 0.45)
+    canvas.row_labels()
+    canvas.legend(canvas.lefts[0], [(e, _style(e)[1], _style(e)[0], _style(e)[2]) for e in estimands])
+    if not test:
+        canvas.legend(canvas.lefts[2], [("median", "o", "#333333", True), ("mean", "x", "#808080", True)])
+    first_row = rows.iloc[0]
+    title = f"{first_row['mechanism']} / {first_row['learner']} / {first_row['loss']} / n = {int(first_row['n'])}"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(canvas.svg(title), encoding="utf-8")
+    return path
 
 
-def _miss_and_width(axes, rows: pd.DataFrame, estimand: str, position: dict, alpha: float) -> None:
-    """The miss panel's reference lines and the width panel (widths are the same for every estimand)."""
+def _miss_and_width_panels(canvas: Canvas, rows: pd.DataFrame, estimand: str, alpha: float):
+    """The miss panel (its frame and reference lines) and the width panel with its markers."""
+    reach = max([alpha / 2] + list(rows[["miss_left", "miss_right"]].stack().dropna())) * 1.15
+    miss = canvas.panel(1, -reach, reach)
+    miss.frame("misses", "miss left (upper < truth) | miss right (lower > truth)", lambda v: f"{abs(v):g}")
     for x in (-alpha / 2, alpha / 2):
-        axes[1].axvline(x, color="0.3", lw=0.8, ls="--")
-    axes[1].axvline(0, color="0.3", lw=0.8)
-    axes[1].set_xlabel("miss left (upper < truth)  |  miss right (lower > truth)", fontsize=8)
-    axes[1].xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{abs(v):g}"))
-    part = rows[rows["estimand"] == estimand]
-    y = part["procedure"].map(position).to_numpy()
-    axes[2].plot(part["width_median"], y, "o", color="0.2", ms=4, label="median")
-    axes[2].plot(part["width_mean"], y, "x", color="0.5", ms=4, label="mean")
-    axes[2].set_xlabel("interval width")
-    axes[2].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, frameon=False)
+        miss.vline(x, dashed=True)
+    miss.vline(0.0)
+    # an interval's width does not depend on the estimand it is scored against: one per procedure, taken
+    # from the first estimand that has it (a bootstrap interval is scored against Err_n only)
+    part = rows.dropna(subset=["width_median"]).sort_values("estimand", key=lambda e: e != estimand, kind="stable")
+    part = part.drop_duplicates("procedure")
+    widths = pd.concat([part["width_median"], part["width_mean"]]).dropna()
+    top = float(widths.max()) if len(widths) else 1.0
+    width = canvas.panel(2, 0.0, top * 1.08 if top > 0 else 1.0)
+    width.frame("width", "interval width")
+    position = {p: i for i, p in enumerate(canvas.labels)}
+    for _, row in part.iterrows():
+        width.marker(position[row["procedure"]], float(row["width_median"]), "o", "#333333",
+                     label=f"width_median {row['procedure']}")
+        width.marker(position[row["procedure"]], float(row["width_mean"]), "x", "#808080",
+                     label=f"width_mean {row['procedure']}")
+    return miss, width
 
 
 def cell_page(slug: str, rows: pd.DataFrame, figure_name: str) -> str:

@@ -3,7 +3,7 @@ no server, no CDN: it opens from disk, offline).
 
 Files written in ``out_dir``: ``index.html`` (leaderboard, heat maps, comparison, data cells,
 ADEMP, downloads), ``site.css``, ``site.js``, ``data.js`` (the cell table's columns the filters
-need), ``heatmap_<estimand>.svg``, ``cells/<data cell>.html`` and ``.png`` (the drill-down), and
+need), ``heatmap_<estimand>.svg``, ``cells/<data cell>.html`` and ``.svg`` (the drill-down), and
 the downloads: ``cells.csv`` / ``cells.parquet`` (the cell table), ``leaderboard_intervals`` and
 ``leaderboard_tests`` (``.csv`` / ``.parquet``, one row per kind, estimand and procedure) and
 ``comparison_schulz_kuempel.csv``.
@@ -66,8 +66,8 @@ def write_benchmark_site(result_or_dir: Any, out_dir) -> Path:
         else:
             grids.pop(estimand)
     for slug, rows in data_cells(cells):
-        cell_figure(rows, out / CELL_DIR / f"{slug}.png")
-        (out / CELL_DIR / f"{slug}.html").write_text(cell_page(slug, rows, f"{slug}.png"), encoding="utf-8")
+        cell_figure(rows, out / CELL_DIR / f"{slug}.svg")
+        (out / CELL_DIR / f"{slug}.html").write_text(cell_page(slug, rows, f"{slug}.svg"), encoding="utf-8")
     parts = {"title": "The CV inference benchmark: results", "intro": _intro(cells, tables.config),
              "filters_cells": cells, "default_estimand": default,
              "board_interval": view[view["kind"] == "interval"], "board_test": view[view["kind"] == "test"],
