@@ -22,9 +22,14 @@ PLACEHOLDER = """\
 .. note::
 
    **Not yet run.** No benchmark run is committed under ``results/benchmark/`` (its ``cells.parquet``
-   and ``config.json``), so there are no results to show yet. A run and its site are made with::
+   and ``config.json``), so there are no results to show yet. A run and its site (``<out>/site``) are
+   made with (``--data letter=PATH`` reads a local copy of Letter instead of its download)::
 
-      from simstudy.studies.benchmark import run_benchmark
+      simstudy benchmark --scale full --n-jobs 2 -o results/benchmark
+
+   or from Python::
+
+      from simstudy.benchmark import run_benchmark
       from simstudy.report.benchmark import write_benchmark_site
 
       result = run_benchmark("full", out="results/benchmark", n_jobs=2)
