@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from simstudy.engine.backends import BACKENDS, worker_count
 from simstudy.engine.backends.fork_pool import resolve_backend
+from simstudy.engine.backends.signals import raise_if_stopped
 from simstudy.engine.backends.streams import open_stream
 from simstudy.engine.backends.tasks import claim_main_process
 from simstudy.engine.chunks import ChunkOutput, RunReport, check_chunk_records, plan_chunks
@@ -222,6 +223,7 @@ def _compute(fn, chunks: list[Chunk], runner: RunnerConfig, backend: str, tally:
         logged.enabled = runner.progress and bar.disable
         try:
             for out in stream:
+                raise_if_stopped()
                 tally.add(out, where.store, where.phase, where.keys[out.chunk.condition])
                 logged.update(out.chunk.size, work(out.chunk))
                 eta = logged.eta()

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from matplotlib.figure import Figure
 
 from simstudy.engine.backends import fork_pool
+from simstudy.engine.backends.signals import forking
 from simstudy.report.figures import draw_figure, plt, save_figure
 
 __all__ = ["FigureSaving", "save_figures", "start_saving_figures"]
@@ -134,7 +135,10 @@ def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSavi
     saving = FigureSaving(figures, paths, [], todo, done)
     for _ in range(min(len(names), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)):
         try:
-            pid = os.fork()
+            with forking():  # a stop signal meanwhile is raised once the child is known (killed on the way out)
+                pid = os.fork()
+                if pid:
+                    saving._children.append(pid)
         except OSError as exc:  # no memory or process slot for another child: the others and wait() do its share
             log.debug("could not fork a figure process: %s", exc)
             break
@@ -147,7 +151,6 @@ def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSavi
                 code = 0
             finally:
                 os._exit(code)
-        saving._children.append(pid)
     os.close(report)
     return saving
 

@@ -38,7 +38,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterable, Iterator
 
-from simstudy.engine.backends.signals import die_with_parent
+from simstudy.engine.backends.signals import die_with_parent, forking, raise_if_stopped
 from simstudy.engine.backends.tasks import describe_chunk, run_chunk, run_task, worker_lost
 from simstudy.engine.chunks import ChunkOutput
 from simstudy.errors import WorkerLost
@@ -50,6 +50,8 @@ __all__ = ["ForkPool", "current_pool", "fork_available", "fork_outputs", "get_po
            "safe_to_fork"]
 
 _pool: "ForkPool | None" = None
+#: How often the wait for a finished task looks for a stop signal whose exception was dropped.
+_POLL_SECONDS = 0.5
 
 
 def fork_available() -> bool:
@@ -143,8 +145,15 @@ class ForkPool:
         # the first task forks every worker at once (Python >= 3.11), before the pool starts its own
         # thread; with SIGINT ignored meanwhile, so that no worker is ever without that setting
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        before = set(multiprocessing.active_children())
         try:
-            self._executor.submit(int)
+            with forking():
+                self._executor.submit(int)
+        except BaseException:
+            # stopped (SIGTERM, SIGHUP) while forking: the pool is never kept, so kill the workers forked
+            # so far here, or the interpreter's exit would wait for them for ever
+            self._kill_forked(set(multiprocessing.active_children()) - before)
+            raise
         finally:
             if main:
                 signal.signal(signal.SIGINT, previous)
@@ -197,7 +206,9 @@ class ForkPool:
                 if len(futures) >= limit:
                     break
             while futures:
-                done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                # a time-out, not an endless wait: a stop signal dropped while forking is raised again here
+                done, _ = wait(futures, timeout=_POLL_SECONDS, return_when=FIRST_COMPLETED)
+                raise_if_stopped()
                 for future in done:
                     item = futures.pop(future)
                     try:
@@ -228,6 +239,12 @@ class ForkPool:
             how = f" (killed by signal {-code}{', SIGKILL: often the system out of memory' if code == -9 else ''})" \
                 if code < 0 else f" (exit code {code})"
         return f"a worker process died{how} before {what} and the other unfinished tasks were done"
+
+    def _kill_forked(self, processes) -> None:
+        for process in processes:
+            process.kill()
+            process.join(timeout=5)
+        self._executor.shutdown(wait=False, cancel_futures=True)
 
     def kill(self) -> None:
         """Kill the workers at once and let the pool's threads end (never waits for a task)."""

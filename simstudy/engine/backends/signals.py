@@ -25,7 +25,7 @@ import threading
 import time
 from typing import Iterator
 
-__all__ = ["RunStopped", "die_with_parent", "stop_on_signals", "watch_parent"]
+__all__ = ["RunStopped", "die_with_parent", "forking", "raise_if_stopped", "stop_on_signals", "watch_parent"]
 
 log = logging.getLogger("simstudy")
 
@@ -51,11 +51,64 @@ class RunStopped(KeyboardInterrupt):
         return signal.Signals(self.signum).name
 
 
+#: The stop signal received in the current :func:`stop_on_signals` block (None: none yet). Python
+#: drops an exception raised inside an at-fork hook (it prints "Exception ignored in ..." and goes
+#: on): a SIGTERM arriving while a worker is forked would otherwise be lost, and the run would go
+#: on. The run's waiting loops call :func:`raise_if_stopped`, which raises it again.
+_received: int | None = None
+#: The pid of a process inside a :func:`forking` block (None: none).
+_forking_pid: int | None = None
+
+
 def _raise_stopped(signum: int, frame) -> None:
+    global _received
     # a second signal while the run cleans up must not interrupt the clean-up: ignore it
     for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
+    _received = signum
+    if _forking_pid == os.getpid():
+        # maybe inside an at-fork hook: logging's releases the logging module's lock there, and an
+        # exception raised in a hook is dropped with that lock still held, so that the next thread to
+        # log waits for ever; forking() raises it once the fork is over
+        return
     raise RunStopped(signum)
+
+
+@contextlib.contextmanager
+def forking() -> Iterator[None]:
+    """Around a fork: a stop signal (SIGTERM, SIGHUP) arriving meanwhile raises :class:`RunStopped`
+    when the block ends, in the process that entered it, never inside the interpreter's at-fork
+    hooks. A child that leaves the block (``os.fork`` inside it) does not raise its parent's stop."""
+    global _forking_pid, _received
+    entered, _forking_pid = os.getpid(), os.getpid()
+    try:
+        yield
+    finally:
+        _forking_pid = None
+    if os.getpid() != entered:
+        _received = None
+        return
+    raise_if_stopped()
+
+
+def raise_if_stopped() -> None:
+    """Raise :class:`RunStopped` if a stop signal arrived in this block and its exception was dropped.
+
+    Called by the loops that wait for a run's chunks; once the exception propagates they are not
+    reached again, so a signal is never raised twice on the way out."""
+    global _received
+    if _received is not None:
+        signum, _received = _received, None
+        raise RunStopped(signum)
+
+
+def _quiet_dropped_stop(hook):
+    """An ``sys.unraisablehook`` that says nothing of a dropped :class:`RunStopped` (it is raised
+    again by :func:`raise_if_stopped`) and passes everything else to ``hook``."""
+    def unraisable(info) -> None:
+        if not isinstance(info.exc_value, RunStopped):
+            hook(info)
+    return unraisable
 
 
 @contextlib.contextmanager
@@ -66,7 +119,10 @@ def stop_on_signals() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    global _received
     previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    hook, _received = sys.unraisablehook, None
+    sys.unraisablehook = _quiet_dropped_stop(hook)
     for sig, handler in previous.items():
         if handler is signal.SIG_DFL:
             signal.signal(sig, _raise_stopped)
@@ -76,6 +132,7 @@ def stop_on_signals() -> Iterator[None]:
         for sig, handler in previous.items():
             if handler is signal.SIG_DFL:
                 signal.signal(sig, signal.SIG_DFL)
+        sys.unraisablehook, _received = hook, None
 
 
 _watched: int | None = None

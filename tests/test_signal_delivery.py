@@ -1,0 +1,89 @@
+"""A stop signal that arrives while a worker is forked stops the run, and leaves no lock held.
+
+Python runs the at-fork hooks after a fork; logging's releases the logging module's lock there. A
+SIGTERM whose RunStopped was raised inside that hook was dropped ("Exception ignored") with the lock
+still held: the run went on, and the report's prewarm thread then waited for the lock for ever (a
+command that never ended). Inside :func:`~simstudy.engine.backends.signals.forking` the stop is
+raised when the fork is over; a stop dropped anywhere else is raised again by
+:func:`~simstudy.engine.backends.signals.raise_if_stopped` from the run's waiting loops."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from simstudy.engine.backends.signals import RunStopped, raise_if_stopped, stop_on_signals
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork and POSIX signals")
+
+_SCRIPT = textwrap.dedent("""
+    import os, signal, sys
+    from simstudy.engine.backends.signals import RunStopped, raise_if_stopped, stop_on_signals
+
+    def send_and_spin():
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(100000):      # the handler runs at one of these bytecodes, inside the hook
+            pass
+
+    os.register_at_fork(after_in_parent=send_and_spin)
+    with stop_on_signals():
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print("fork returned", flush=True)
+        try:
+            raise_if_stopped()
+        except RunStopped as exc:
+            print("raised", exc.name, flush=True)
+            raise_if_stopped()           # once only
+            print("not twice", flush=True)
+    """)
+
+
+def test_a_stop_signal_dropped_in_an_at_fork_hook_is_raised_again_without_a_traceback():
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:3] == ["fork returned", "raised SIGTERM", "not twice"]
+    assert "Exception ignored" not in proc.stderr and "RunStopped" not in proc.stderr, proc.stderr
+
+
+def test_raise_if_stopped_is_silent_without_a_signal_and_the_block_restores_the_hook():
+    hook = sys.unraisablehook
+    with stop_on_signals():
+        raise_if_stopped()
+        assert sys.unraisablehook is not hook
+    assert sys.unraisablehook is hook
+    raise_if_stopped()
+    assert issubclass(RunStopped, KeyboardInterrupt)
+
+
+_FORKING_SCRIPT = textwrap.dedent("""
+    import os, signal
+    from simstudy.engine.backends.signals import RunStopped, forking, stop_on_signals
+
+    with stop_on_signals():
+        try:
+            with forking():
+                pid = os.fork()
+                if pid == 0:
+                    os._exit(7)
+                os.kill(os.getpid(), signal.SIGTERM)
+                for _ in range(100000):      # the handler runs at one of these bytecodes: it must not raise
+                    pass
+                print("not raised inside the block", flush=True)
+            print("not raised at all", flush=True)
+        except RunStopped as exc:
+            print("raised after the fork", exc.name, flush=True)
+        _, status = os.waitpid(pid, 0)
+        print("child", os.waitstatus_to_exitcode(status), flush=True)
+    """)
+
+
+def test_a_stop_signal_while_forking_is_raised_when_the_fork_is_over_and_only_in_the_parent():
+    proc = subprocess.run([sys.executable, "-c", _FORKING_SCRIPT], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:3] == ["not raised inside the block", "raised after the fork SIGTERM", "child 7"]
+    assert "Exception ignored" not in proc.stderr, proc.stderr
