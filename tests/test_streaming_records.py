@@ -30,7 +30,7 @@ def _peak_bytes(call) -> int:
 
 
 def test_aggregation_and_writing_hold_no_memory_per_record(tmp_path):
-    """Records of 200 chunks against 20 (one shard of 250 replicates, listed again and again): the
+    """Records of 100 chunks against 10 (one shard of 250 replicates, listed again and again): the
     aggregation and the writing of replicates.parquet peak at about the same memory, far below what
     holding the records takes (measured here too: about 0.5 KB per replicate). What still grows is
     the aggregation's number columns of a condition, 8 bytes per replicate each."""
@@ -38,13 +38,13 @@ def test_aggregation_and_writing_hold_no_memory_per_record(tmp_path):
                              **dict(GAUSSIAN_FOLDS, sizes=[20]))
     part = res.phase_records["replicates"].parts[0][1]
     peaks = {}
-    for chunks in (20, 200):
+    for chunks in (10, 100):
         stored = StoredRecords([(0, part)] * chunks, res.phase_records["replicates"].labels)
         peaks[chunks] = _peak_bytes(lambda: (res.study.aggregate({"replicates": stored}),  # noqa: B023
                                              stored.write(tmp_path / "replicates.parquet")))
     held = _peak_bytes(stored.frame)
-    added = 250 * (200 - 20)
-    assert (peaks[200] - peaks[20]) / added < 150 < held / (250 * 200), (peaks, held)
+    added = 250 * (100 - 10)
+    assert (peaks[100] - peaks[10]) / added < 150 < held / (250 * 100), (peaks, held)
 
 
 def test_stored_records_give_the_in_memory_run(tmp_path):
