@@ -14,14 +14,21 @@ command again into the same directory, which finds every chunk in its shards and
 
 The engine's parts are timed in the main process by wrapping them: ``shard_save`` (each finished
 chunk written and checksummed), ``shard_load`` (the shards found, checked and read),
-``collect`` (the chunks' records joined and put in (condition, replicate) order), ``aggregate``
-(the study's tables) and ``write`` (records, tables, figures, report and manifest). Each is
-recorded in seconds and in microseconds per replicate: a part whose cost per replicate grows
-with the size grows faster than the work. ``peak_rss_mib``: the largest resident set of the main
-process over both passes (the collect pass runs in the same process after the run),
-``peak_rss_workers_mib`` that of the largest child process (workers, and the processes forked to
-draw the figures, which share the main process's pages). Records are appended to
-``results/benchmarks/scaling.jsonl``.
+``collect`` (the chunks put in (condition, replicate) order: cv_variance streams its records, so
+this only lists the shard parts that hold them), ``aggregate`` (the study's tables, read from the
+shards a condition and a few columns at a time) and ``write`` (records, written from the shards a
+row group at a time, tables, figures, report and manifest). Each is recorded in seconds and in
+microseconds per replicate: a part whose cost per replicate grows with the size grows faster
+than the work. ``records`` is counted without loading them (``len`` of the stored records).
+``peak_rss_mib``: the largest resident set of the main process over both passes (the collect
+pass runs in the same process after the run); ``peak_rss_children_mib``: the largest peak
+resident set (``VmHWM``) of any child process (the workers, the processes forked to draw the
+figures), read from ``/proc`` every half second while the child lives (a forked child counts
+the pages of the main process it maps from the fork on). ``ru_maxrss_children_mib`` is
+``ru_maxrss`` of ``RUSAGE_CHILDREN``, kept to show why it is not a worker's figure: a child that
+calls ``exec`` (the ``git`` of the manifest's environment) reports the high-water mark of the
+memory it left, which after vfork is the main process's, so it repeats the main process's peak
+so far. Records are appended to ``results/benchmarks/scaling.jsonl``.
 """
 from __future__ import annotations
 
@@ -35,6 +42,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -77,11 +85,47 @@ def _instrument() -> dict[str, float]:
     return spent
 
 
+class ChildPeaks(threading.Thread):
+    """The largest ``VmHWM`` (peak resident set, MiB) of this process's children, sampled from ``/proc``."""
+
+    def __init__(self, every: float = 0.5):
+        super().__init__(daemon=True)
+        self.every, self.peak, self.stopped = every, 0.0, threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.every):
+            for pid in _children(os.getpid()):
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                except OSError:  # ended meanwhile
+                    continue
+                hwm = [line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")]
+                if hwm:
+                    self.peak = max(self.peak, int(hwm[0]) / 1024)
+
+    def stop(self) -> float:
+        self.stopped.set()
+        self.join()
+        return round(self.peak, 1)
+
+
+def _children(pid: int) -> list[int]:
+    pids = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            pids += [int(p) for p in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return pids
+
+
 def one_size(replicates: int, out: Path) -> dict:
     """Run and then collect ``replicates`` replicates in this process; the record of both."""
     import simstudy
 
     spent = _instrument()
+    children = ChildPeaks()
+    children.start()
     passes = []
     for label in ("run", "collect"):
         for part in PARTS:
@@ -92,7 +136,7 @@ def one_size(replicates: int, out: Path) -> dict:
         wall = time.perf_counter() - start
         compute = sum(c.get("worker_cpu_s", 0.0) for c in res.manifest["conditions"])
         passes.append({"pass": label, "wall_s": round(wall, 3), "main_cpu_s": round(time.process_time() - cpu, 3),
-                       "workers_cpu_s": round(compute, 3), "records": int(len(res.records)),
+                       "workers_cpu_s": round(compute, 3), "records": int(len(res.phase_records[res.study.main_phase])),
                        "computed_chunks": res.manifest["computed_chunks"],
                        "resumed_chunks": res.manifest["resumed_chunks"],
                        **{f"{p}_s": round(spent[p], 3) for p in PARTS},
@@ -101,7 +145,8 @@ def one_size(replicates: int, out: Path) -> dict:
         del res
     return {"replicates": replicates, "chunk_size": CHUNK_SIZE, "passes": passes,
             "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "peak_rss_workers_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+            "peak_rss_children_mib": children.stop(),
+            "ru_maxrss_children_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
             "shards_mib": round(sum(f.stat().st_size for f in (out / "shards").rglob("*")) / 2 ** 20, 1)}
 
 

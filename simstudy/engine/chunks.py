@@ -8,6 +8,7 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
+from simstudy.engine.stored import ShardPart
 from simstudy.errors import PartOutputError
 from simstudy.studies.base import Chunk
 
@@ -33,6 +34,8 @@ class ChunkOutput:
     def failed_replicates(self) -> int:
         if self.error:
             return self.chunk.size
+        if isinstance(self.records, ShardPart):
+            return self.records.failed
         if isinstance(self.records, pd.DataFrame) and "error" in self.records:
             return int((self.records["error"].fillna("") != "").sum())
         return 0
@@ -120,7 +123,8 @@ class RunReport:
 
     @property
     def records(self) -> pd.DataFrame:
-        frames = [o.records for o in self.outputs if o.records is not None]
+        frames = [o.records.read() if isinstance(o.records, ShardPart) else o.records
+                  for o in self.outputs if o.records is not None]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 

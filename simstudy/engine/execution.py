@@ -36,6 +36,7 @@ from simstudy.engine.rundir import RunDirectory, RunIdentity, write_config
 from simstudy.engine.runlog import attach_log, detach_log, note_cold_start
 from simstudy.engine.runner import run_chunks
 from simstudy.engine.shards import ShardStore
+from simstudy.engine.stored import ShardPart, StoredRecords
 from simstudy.errors import ConfigError, UserError
 from simstudy.studies.base import Phase, Study
 from simstudy.studies.settings import targets_of
@@ -71,13 +72,14 @@ def _failure_hint(phase: Phase, options: RunnerOptions):
 
 
 def run_phase(phase: Phase, options: RunnerOptions, store: ShardStore | None,
-              while_computing: Callable[[], Any] | None = None) -> RunReport:
-    """Run one phase of a study through :func:`simstudy.engine.runner.run_chunks` (``while_computing``: see there)."""
+              while_computing: Callable[[], Any] | None = None, lazy: bool = False) -> RunReport:
+    """Run one phase of a study through :func:`simstudy.engine.runner.run_chunks` (``while_computing``,
+    ``lazy``: see there)."""
     return run_chunks(phase.worker, list(phase.replicates), options, store=store, phase=phase.name,
                       desc=phase.description or phase.name, keys=[c.key for c in phase.conditions],
                       subjects=phase.subjects, chunk_cost=_chunk_cost(phase),
                       describe_failure=_failure_hint(phase, options), while_computing=while_computing,
-                      check_records=True)
+                      check_records=True, lazy=lazy)
 
 
 def _chunk_cost(phase: Phase) -> Callable[[Any], float] | None:
@@ -120,16 +122,19 @@ def _targets_manifest(study: Study, tables, rounds: list[dict]) -> dict[str, Any
             "conditions": frame.to_dict("records"), "rounds": rounds}
 
 
-def _ordered_records(report: RunReport, phase: Phase) -> pd.DataFrame:
-    """The phase's records in (condition, replicate, subject) order, whatever chunks made them."""
+def _ordered_records(report: RunReport, phase: Phase) -> pd.DataFrame | StoredRecords:
+    """The phase's records in (condition, replicate, subject) order, whatever chunks made them
+    (a :class:`StoredRecords` when the report's chunks are on disk: ``run_phase(lazy=True)``)."""
+    if report.outputs and all(isinstance(o.records, ShardPart) for o in report.outputs):
+        return StoredRecords([(o.chunk.condition, o.records) for o in report.outputs])
     return order_records(report.records, [c.key for c in phase.conditions], phase.subjects)
 
 
 def _phase_manifest(phase: Phase, report: RunReport, records: pd.DataFrame) -> dict[str, Any]:
     timing = timing_by_condition(report.outputs)
     failed: dict[str, int] = {}
-    if {"error", "condition_key", "replicate"} <= set(records.columns):
-        bad = records[records["error"].fillna("") != ""]
+    bad = _failures(records)
+    if {"error", "condition_key", "replicate"} <= set(bad.columns):
         failed = bad.groupby("condition_key")["replicate"].nunique().to_dict()
     conditions = [{"condition": c.label(), "condition_key": c.key, "replicates": int(R),
                    "failed": int(failed.get(c.key, 0)), **timing.get(i, {})}
@@ -141,7 +146,10 @@ def _phase_manifest(phase: Phase, report: RunReport, records: pd.DataFrame) -> d
             "failures_retried": len(report.failure_history)}
 
 
-def _failures(records: pd.DataFrame) -> pd.DataFrame:
+def _failures(records: pd.DataFrame | StoredRecords) -> pd.DataFrame:
+    """The records that carry an ``error``."""
+    if isinstance(records, StoredRecords):
+        return records.failures()
     if "error" not in records:
         return records.iloc[:0]
     return records[records["error"].fillna("") != ""]
@@ -236,8 +244,11 @@ def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study 
             kill_workers()
         main = records[study.main_phase]
         labels = study.record_labels()
-        for i, (name, value) in enumerate(labels.items()):
-            main.insert(i, name, value)
+        if isinstance(main, StoredRecords):
+            main.labels = dict(labels)
+        else:
+            for i, (name, value) in enumerate(labels.items()):
+                main.insert(i, name, value)
         tables = aggregate_tables(study, records)
         wall = time.perf_counter() - t_start
         manifest = _manifest(study, plan, identity, manifests, records, started, wall, environment, config)
@@ -273,7 +284,8 @@ def _run_phases(study: Study, phases: list[Phase], plan: RunPlan, directory: Run
         if phase.name == study.main_phase and has_targets(study.config) and plan.runner.only_replicate is None:
             phase, report, records[phase.name], rounds = _run_rounds(study, phase, plan.runner, store, prewarm, records)
         else:
-            report = run_phase(phase, plan.runner, store, while_computing=prewarm)
+            lazy = phase.name == study.main_phase and study.streams_records and not phase.subjects
+            report = run_phase(phase, plan.runner, store, while_computing=prewarm, lazy=lazy)
             records[phase.name] = _ordered_records(report, phase)
         manifests[phase.name] = _phase_manifest(phase, report, records[phase.name])
     return records, manifests, rounds
@@ -323,7 +335,7 @@ def _log_end(result: StudyResult, manifests: dict[str, dict]) -> None:
     warnings = {k: v for m in manifests.values() for k, v in (m.get("warnings") or {}).items()}
     if warnings:
         log.info("warnings raised in workers (counted, not printed): %s", warnings)
-    failures = _failures(result.records)
+    failures = _failures(result.phase_records[result.study.main_phase])
     if len(failures):
         log.warning("%d replicate(s) failed; first: replicate %s: %s", len(failures),
                     failures.iloc[0].get("replicate"), failures.iloc[0]["error"])

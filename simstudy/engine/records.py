@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from simstudy.engine.chunks import ChunkOutput
 from simstudy.files import atomic_path
 
-__all__ = ["compact_array_cells", "order_records", "write_records", "read_records", "timing_by_condition"]
+if TYPE_CHECKING:  # annotations only: chunks imports stored, which writes with this module
+    from simstudy.engine.chunks import ChunkOutput
+
+__all__ = ["compact_array_cells", "order_records", "write_parts", "write_records", "read_records",
+           "timing_by_condition"]
 
 _ARRAY_COLUMNS = ("fold_means", "fold_true_errors")
 #: pyarrow's default row-group length (``pyarrow.parquet.write_table``): records longer than this are
@@ -25,10 +28,7 @@ def write_records(records: pd.DataFrame, path: Path) -> Path:
     code); as Python lists of floats they would cost a Python object per element, which at a
     million replicates dominates the time and the peak memory of the whole write. The file is the
     same byte for byte."""
-    out = records.copy(deep=False)  # the array columns are replaced below, the caller's frame is left alone
-    for col in _ARRAY_COLUMNS:
-        if col in out:
-            out[col] = [_float_cell(v) for v in out[col]]
+    out = _float_cells(records)
     with atomic_path(path) as tmp:
         if len(out) <= ROW_GROUP_ROWS:
             out.to_parquet(tmp, index=False)
@@ -49,6 +49,67 @@ def write_row_groups(frame: pd.DataFrame, path: Path, rows: int) -> None:
         for start in range(0, len(frame), rows):
             part = pa.Table.from_pandas(frame.iloc[start:start + rows], schema=schema, preserve_index=False)
             writer.write_table(part, row_group_size=rows)
+
+
+def _float_cells(records: pd.DataFrame) -> pd.DataFrame:
+    """``records`` with the array cells as float arrays (the caller's frame is left alone)."""
+    out = records.copy(deep=False)
+    for col in _ARRAY_COLUMNS:
+        if col in out:
+            out[col] = [_float_cell(v) for v in out[col]]
+    return out
+
+
+class _NotUniform(Exception):
+    """The chunks' records do not all convert to one Arrow schema."""
+
+
+def write_parts(parts: Iterable[pd.DataFrame], path: Path, rows: int = ROW_GROUP_ROWS) -> bool:
+    """Write the concatenation of ``parts`` as :func:`write_records` writes it, byte for byte, holding
+    one row group (``rows`` records, in Arrow form) and one part at a time. False, and nothing
+    written, when the parts' schemas differ (a column some chunks lack, an all-failed chunk's array
+    column): the caller then writes the concatenated frame.
+
+    Each part is converted with the schema of the first; the row group's columns are then made
+    contiguous, so the writer sees the arrays that converting the whole frame's slice gives."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with atomic_path(path) as tmp:
+            writer, pending, held = None, [], 0
+            try:
+                for part in parts:
+                    frame = _float_cells(part)
+                    schema = pa.Schema.from_pandas(frame, preserve_index=False)
+                    if writer is None:
+                        writer = pq.ParquetWriter(tmp, schema, compression="snappy")
+                    elif not schema.equals(writer.schema, check_metadata=True):
+                        raise _NotUniform
+                    pending.append(pa.Table.from_pandas(frame, schema=writer.schema, preserve_index=False))
+                    held += len(frame)
+                    while held >= rows:
+                        pending, held = _flush(writer, pending, rows), held - rows
+                if held:
+                    _flush(writer, pending, held)
+            finally:
+                if writer is not None:
+                    writer.close()
+            if writer is None:
+                raise _NotUniform
+    except _NotUniform:
+        return False
+    return True
+
+
+def _flush(writer, pending: list, rows: int) -> list:
+    """Write the first ``rows`` rows of the ``pending`` tables as one row group; the rest."""
+    import pyarrow as pa
+
+    table = pa.concat_tables(pending)
+    writer.write_table(table.slice(0, rows).combine_chunks(), row_group_size=rows)
+    rest = table.slice(rows)
+    return [rest] if len(rest) else []
 
 
 def _float_cell(value) -> np.ndarray | float:

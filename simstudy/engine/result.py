@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from simstudy.engine.records import write_records
+from simstudy.engine.stored import StoredRecords
 from simstudy.engine.verify import COMPLETE, MANIFEST_FILE, WRITING, check_output_folder, file_entries
 from simstudy.errors import ConfigError
 from simstudy.files import remove_temporary_files, write_csv_atomic, write_text_atomic
@@ -36,8 +37,10 @@ class StudyResult:
         The study instance (its config is ``study.config``).
     config : dict
         The configuration as recorded in ``config.yaml``.
-    phase_records : dict of DataFrame
-        Records of every phase (``records`` is the main one).
+    phase_records : dict of DataFrame or StoredRecords
+        Records of every phase (``records`` is the main one). A study that streams its records
+        (``Study.streams_records``) run into a directory keeps the main phase's on disk
+        (:class:`~simstudy.engine.stored.StoredRecords`): :attr:`records` reads them when first asked.
     tables : StudyTables
         ``summary``, ``tests`` and the study's other tables.
     manifest : dict
@@ -48,15 +51,18 @@ class StudyResult:
 
     study: Study
     config: dict[str, Any]
-    phase_records: dict[str, pd.DataFrame]
+    phase_records: dict[str, pd.DataFrame | StoredRecords]
     tables: StudyTables
     manifest: dict[str, Any] = field(default_factory=dict)
     run_dir: Path | None = None
 
     @property
     def records(self) -> pd.DataFrame:
-        """One row per replicate (and subject) of the main phase."""
-        return self.phase_records[self.study.main_phase]
+        """One row per replicate (and subject) of the main phase (read from the shards when they are on disk)."""
+        records = self.phase_records[self.study.main_phase]
+        if isinstance(records, StoredRecords):
+            records = self.phase_records[self.study.main_phase] = records.frame()
+        return records
 
     @property
     def summary(self) -> pd.DataFrame:
@@ -151,7 +157,8 @@ class StudyResult:
         if records:
             for phase, frame in self.phase_records.items():
                 name = RECORDS_FILE if phase == self.study.main_phase else f"{phase}.parquet"
-                rows[write_records(frame, directory / name)] = len(frame)
+                path = directory / name
+                rows[frame.write(path) if isinstance(frame, StoredRecords) else write_records(frame, path)] = len(frame)
         files = list(rows) + self._write_report(directory)
         if self.config:
             import yaml

@@ -20,6 +20,7 @@ Warnings raised inside workers are counted per (category, message), not printed.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
@@ -37,6 +38,7 @@ from simstudy.engine.config import RunnerConfig
 from simstudy.engine.progress import BAR_FORMAT, LogProgress, ProgressBar
 from simstudy.engine.records import compact_array_cells
 from simstudy.engine.shards import ShardStore
+from simstudy.engine.stored import part_of
 from simstudy.errors import FailureRateExceeded
 from simstudy.studies.base import Chunk
 
@@ -78,6 +80,8 @@ class _Tally:
     failed: int = 0
     #: Check each chunk's records (:func:`~simstudy.engine.chunks.check_chunk_records`): a study's phases.
     check_records: bool = False
+    #: Keep a stored chunk's :class:`~simstudy.engine.stored.ShardPart`, not its records.
+    lazy: bool = False
 
     def __post_init__(self):
         for out in self.outputs:
@@ -93,11 +97,16 @@ class _Tally:
             if self.check_records:  # a broken study worker would lose or double replicates
                 check_chunk_records(out.records, out.chunk, phase)
             compact_array_cells(out.records)  # held until the run aggregates: a third of the memory
-            self.outputs.append(out)
             if out.shard is not None:
                 self.entries.append(out.shard)
             elif store is not None:
                 self.entries.append(store.save(phase, key, out))
+            if self.lazy and store is not None:  # on disk now: keep where, not what
+                part = part_of(store.directory / self.entries[-1]["file"], out.chunk.start, out.chunk.stop,
+                               out.records, whole=True)
+                self.outputs.append(dataclasses.replace(out, records=part))
+            else:
+                self.outputs.append(out)
         self.done += out.chunk.size
         self.failed += out.failed_replicates
 
@@ -120,7 +129,8 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
                desc: str | None = None, keys: Sequence[str] | None = None, subjects: tuple[str, ...] = (),
                chunk_cost: Callable[[Chunk], float] | None = None,
                describe_failure: Callable[[ChunkOutput], str] | None = None,
-               while_computing: Callable[[], Any] | None = None, check_records: bool = False) -> RunReport:
+               while_computing: Callable[[], Any] | None = None, check_records: bool = False,
+               lazy: bool = False) -> RunReport:
     """Run ``fn`` on every chunk not already stored, store each result, return all of them.
 
     Parameters
@@ -163,6 +173,11 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
         Stop the run (:class:`~simstudy.errors.PartOutputError`) when a chunk's records are not
         one DataFrame row per replicate (:func:`~simstudy.engine.chunks.check_chunk_records`):
         on for a study's phases; ``fn`` of other callers may return anything.
+    lazy : bool
+        With a ``store``: every output's ``records`` is the
+        :class:`~simstudy.engine.stored.ShardPart` that holds them on disk, so the memory the run
+        needs does not grow with its replicates (:mod:`simstudy.engine.stored`). Without a
+        store, the records are held as always.
     """
     runner = runner if runner is not None else RunnerConfig()
     claim_main_process()
@@ -173,7 +188,9 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
     replicate_range = None
     if runner.only_replicate is not None:  # a one-replicate debugging run neither reads nor writes shards
         replicate_range, store = (runner.only_replicate, runner.only_replicate + 1), None
-    loaded, entries = store.load(phase, keys, replicates_per_condition) if store is not None else ([], [])
+    lazy = lazy and store is not None
+    loaded, entries = ((store.load(phase, keys, replicates_per_condition, lazy=True) if lazy else
+                        store.load(phase, keys, replicates_per_condition)) if store is not None else ([], []))
     chunks = plan_chunks(replicates_per_condition, runner.chunk_size, [o.chunk for o in loaded], replicate_range,
                          subjects)
     if chunk_cost is not None:
@@ -181,7 +198,7 @@ def run_chunks(fn: Callable[[Chunk], Any], replicates_per_condition: Sequence[in
     if loaded:
         log.info("%s: resuming, %d chunk(s) loaded from %s, %d to compute", desc, len(loaded),
                  store.directory / phase, len(chunks))
-    tally = _Tally(list(loaded), entries, check_records=check_records)
+    tally = _Tally(list(loaded), entries, check_records=check_records, lazy=lazy)
     backend = resolve_backend(runner.backend, worker_count(runner.n_jobs, max(len(chunks), 1)))
     if chunks:
         _compute(fn, chunks, runner, backend, tally, _Where(store, phase, keys, desc), chunk_cost, describe_failure,

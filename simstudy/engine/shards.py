@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from simstudy.engine.chunks import ChunkOutput
+from simstudy.engine.stored import part_of
 from simstudy.files import atomic_path, remove_temporary_files, sha256_file, write_text_atomic
 from simstudy.studies.base import Chunk
 
@@ -89,8 +90,10 @@ class ShardStore:
         return ChunkOutput(chunk, records, entry["wall_time"], entry["cpu_time"], "", entry.get("warnings", {}),
                            shard=entry), ""
 
-    def _check(self, data: Path) -> tuple[dict[str, Any] | None, pd.DataFrame | None, str]:
-        """(entry, records, problem) of one shard file; problem is "" for a valid shard."""
+    def _check(self, data: Path, lazy: bool = False) -> tuple[dict[str, Any] | None, pd.DataFrame | None, str]:
+        """(entry, records, problem) of one shard file; problem is "" for a valid shard. ``lazy``: the
+        records hold only the columns that resolve the shards (``replicate``, ``subject``, ``error``),
+        and their ``attrs["columns"]`` lists the shard's columns."""
         try:
             entry = json.loads(data.with_suffix(".json").read_text())
             if entry.get("run_hash") != self.run_hash:
@@ -98,7 +101,7 @@ class ShardStore:
                                      f"this run {self.run_hash})")
             if _sha256(data) != entry["sha256"]:
                 return entry, None, "checksum mismatch (truncated or corrupted)"
-            records = pd.read_parquet(data)
+            records = _slim_records(data) if lazy else pd.read_parquet(data)
             if len(records) != entry["rows"]:
                 return entry, None, f"{len(records)} rows, expected {entry['rows']}"
             return entry, records, ""
@@ -108,7 +111,7 @@ class ShardStore:
             return None, None, f"unreadable ({type(exc).__name__}: {exc})"
 
     def load(self, phase: str, keys: Sequence[str], replicates: Sequence[int],
-             retry: bool = True) -> tuple[list[ChunkOutput], list[dict[str, Any]]]:
+             retry: bool = True, lazy: bool = False) -> tuple[list[ChunkOutput], list[dict[str, Any]]]:
         """Valid shards of a phase for the conditions with these ``keys``.
 
         Shards of other conditions are left alone (a run can be narrowed and widened again);
@@ -120,6 +123,9 @@ class ShardStore:
         seeds; their failed records stay on disk and are listed in :attr:`failure_history`. A
         shard written later (a higher ``generation``) supersedes an earlier one's records of the
         same replicates (see :func:`resolve_shards`).
+
+        ``lazy``: each output's ``records`` is the :class:`~simstudy.engine.stored.ShardPart` that
+        holds them, and no shard's records are held (see :mod:`simstudy.engine.stored`).
 
         Returns
         -------
@@ -135,7 +141,7 @@ class ShardStore:
         remove_temporary_files(folder)
         found = []
         for data in sorted(folder.glob("*.parquet")):
-            entry, records, problem = self._check(data)
+            entry, records, problem = self._check(data, lazy)
             if problem:
                 log.warning("shard %s is invalid: %s; it will be recomputed", data, problem)
                 data.unlink(missing_ok=True)
@@ -144,7 +150,8 @@ class ShardStore:
             self.generation = max(self.generation, int(entry.get("generation", 0)) + 1)
             if entry.get("condition_key") in index:
                 found.append((entry, records))
-        outputs, entries, self.failure_history = resolve_shards(found, index, replicates, retry)
+        outputs, entries, self.failure_history = resolve_shards(found, index, replicates, retry,
+                                                                root=self.directory if lazy else None)
         return outputs, entries
 
     def read_listed(self, phase: str, listed: Sequence[dict[str, Any]], keys: Sequence[str],
@@ -186,7 +193,7 @@ def _coverage(found, index, replicates) -> dict[tuple[int, Any], np.ndarray]:
     return top
 
 
-def resolve_shards(found, index: dict[str, int], replicates: Sequence[int], retry: bool):
+def resolve_shards(found, index: dict[str, int], replicates: Sequence[int], retry: bool, root: Path | None = None):
     """The chunks a phase's valid shards give: (outputs, entries used, failure history).
 
     A replicate's records come from the latest shard that covers it (highest ``generation``:
@@ -194,6 +201,9 @@ def resolve_shards(found, index: dict[str, int], replicates: Sequence[int], retr
     covers only replicates not covered, or left out to be retried). With ``retry``, replicates
     whose records carry an error are left out too, to be computed again. Replicates at or beyond
     a condition's count are dropped. The history lists the failed records left out.
+
+    ``root``: the store's directory when ``found`` holds slim records (``ShardStore.load(lazy=True)``):
+    each output's records are then the :class:`~simstudy.engine.stored.ShardPart` of its rows.
     """
     top = _coverage(found, index, replicates)
     outputs, entries, history = [], [], []
@@ -217,13 +227,29 @@ def resolve_shards(found, index: dict[str, int], replicates: Sequence[int], retr
         if parts:
             entries.append(entry)
         for a, b in parts:
-            part = records if (a, b) == (start, stop) else \
-                records[(records["replicate"] >= a) & (records["replicate"] < b)].reset_index(drop=True)
+            if root is not None:
+                part = part_of(root / entry["file"], a, b, records, (a, b) == (start, stop), records.attrs["columns"])
+            else:
+                part = records if (a, b) == (start, stop) else \
+                    records[(records["replicate"] >= a) & (records["replicate"] < b)].reset_index(drop=True)
             first = a == parts[0][0]  # the shard's timings and warnings are counted once
             outputs.append(ChunkOutput(Chunk(c, a, b, subjects), part, entry["wall_time"] if first else 0.0,
                                        entry["cpu_time"] if first else 0.0, "",
                                        entry.get("warnings", {}) if first else {}))
     return outputs, entries, history
+
+
+def _slim_records(data: Path) -> pd.DataFrame:
+    """The columns of a shard that resolve it (``replicate``, ``subject``, ``error``), with the names of
+    all its columns in ``attrs["columns"]``."""
+    import pyarrow.parquet as pq
+
+    shard = pq.ParquetFile(data)
+    names = list(shard.schema_arrow.names)
+    slim = [c for c in ("replicate", "subject", "error") if c in names]
+    records = shard.read(columns=slim).to_pandas() if slim else pd.DataFrame(index=range(shard.metadata.num_rows))
+    records.attrs["columns"] = names
+    return records
 
 
 def _kept_ranges(excluded: np.ndarray, start: int) -> list[tuple[int, int]]:

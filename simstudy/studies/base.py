@@ -165,6 +165,11 @@ class Study:
     #: needs only the t and normal distributions (:mod:`simstudy.inference.distributions`) names
     #: scipy.special instead, a much smaller import. A module missing here is imported when used.
     aggregation_imports: ClassVar[tuple[str, ...]] = ("scipy.stats",)
+    #: The study's :meth:`aggregate` also takes the main phase's records as a
+    #: :class:`~simstudy.engine.stored.StoredRecords` (read a condition and a few columns at a time from
+    #: the shards). A run into a directory then never holds every record at once: its memory does not
+    #: grow with the replicates. Off by default: ``aggregate`` is given DataFrames.
+    streams_records: ClassVar[bool] = False
 
     def __init__(self, config: StudyConfig, population: Any = None, learner: Any = None, loss: Any = None):
         self.config = config

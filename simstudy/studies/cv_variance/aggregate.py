@@ -12,7 +12,8 @@ mu_true exactly does not happen in practice; if it does, t = 0 and it does not r
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from functools import partial
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -41,21 +42,47 @@ def _mu_true(group: pd.DataFrame, mode: str) -> tuple[float, str]:
     return float(group["mu_hat"].mean()), "mean_cv"
 
 
-def _mu_fold_mean(group: pd.DataFrame, source: str) -> float:
+def _mu_fold_mean(cells: Callable[[str], Iterable[np.ndarray]], source: str) -> float:
     """H0 value of the CV t-test with unequal folds: the t-test estimates the *unweighted* mean
     of the fold means, whose expectation is the unweighted mean of the fold models' risks (not
     the size-weighted mean that mu_hat estimates)."""
     column = "fold_true_errors" if source == "exact" else "fold_means"
-    return float(np.mean([np.mean(v) for v in group[column]])) if len(group) else np.nan
+    means = [np.mean(v) for block in cells(column) for v in block]
+    return float(np.mean(means)) if means else np.nan
 
 
-def _conditions(records: pd.DataFrame):
-    """(n, K) and the records of each condition, in the order of the records; a frame of one condition
-    is given as it is (a group of a groupby is a copy of its rows: at 10^6 replicates, hundreds of MB)."""
+#: The columns of a replicate's record that hold one number (the rest are the fold arrays, labels, keys).
+_SCALARS = ("mu_hat", *THETAS, "true_error", "true_error_mc_se")
+
+
+def _conditions(records: Any):
+    """Per condition, in the order of the records: (n, K), the frame of its records without an error
+    (the number columns), the count of those with one, and ``cells(column)``: the array cells of
+    ``column`` of the records without an error, as 2-D blocks.
+
+    Records on disk (:class:`~simstudy.engine.stored.StoredRecords`) are read a condition and a few
+    columns at a time: the fold arrays a chunk at a time, never all at once."""
+    if not isinstance(records, pd.DataFrame):  # StoredRecords (the engine's layer: not imported here)
+        present = set(records.columns)
+        scalars = [c for c in _SCALARS if c in present]
+        for condition in records.conditions():
+            n, K = records.first(condition, ["n", "K"])
+            g, failed = records.scalar_block(condition, scalars)
+            yield (n, K), g, failed, partial(records.array_pieces, condition)
+        return
     keys = records[["n", "K"]].drop_duplicates()
-    if len(keys) == 1:
-        return [((keys["n"].iloc[0], keys["K"].iloc[0]), records)]
-    return records.groupby(["n", "K"], sort=False)
+    # a frame of one condition is used as it is (a group of a groupby is a copy of its rows)
+    groups = [((keys["n"].iloc[0], keys["K"].iloc[0]), records)] if len(keys) == 1 else \
+        records.groupby(["n", "K"], sort=False)
+    for (n, K), g_all in groups:
+        ok = (g_all["error"] == "").to_numpy()
+        g = g_all if ok.all() else g_all[ok]  # a selection copies every column; all rows need none
+        yield (n, K), g, int((~ok).sum()), partial(_frame_cells, g)
+
+
+def _frame_cells(g: pd.DataFrame, column: str) -> Iterator[np.ndarray]:
+    if len(g):
+        yield np.stack(g[column].to_numpy())
 
 
 def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
@@ -64,8 +91,8 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
 
     Parameters
     ----------
-    records : DataFrame
-        One row per replicate as produced by :class:`CVVarianceWorker`.
+    records : DataFrame or StoredRecords
+        One row per replicate as produced by :class:`CVVarianceWorker` (in memory or in the run's shards).
     alpha : float
         Level of the two-sided t-tests.
     rho_hats : sequence of float
@@ -78,10 +105,7 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
     summary, tests : DataFrame
     """
     summaries, tests = [], []
-    for (n, K), g_all in _conditions(records):
-        ok = (g_all["error"] == "").to_numpy()
-        failed = int((~ok).sum())
-        g = g_all if ok.all() else g_all[ok]  # a selection copies every column; all rows need none
+    for (n, K), g, failed, cells in _conditions(records):
         mu, source = _mu_true(g, mu_true)
         theta = float(g["mu_hat"].var(ddof=1))
         rho = between_block_correlation(g["mu_hat"], g["theta3"])
@@ -107,9 +131,9 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
         if "true_error" in g and len(g):
             row.update(true_error_q05=float(g["true_error"].quantile(0.05)),
                        true_error_q95=float(g["true_error"].quantile(0.95)))
-        fold_means = np.stack(g["fold_means"].to_numpy()) if len(g) else np.empty((0, K))
-        row.update(theta=theta, theta_se=_variance_se(g["mu_hat"]), rho=rho.value, rho_se=rho.se,
-                   theta3_zero=int(zero_spread(fold_means).sum()) if len(g) else 0)
+        mu_t = mu if equal else _mu_fold_mean(cells, source)
+        zero, rejected = _fold_tests(cells, mu_t, alpha, rho_hats)
+        row.update(theta=theta, theta_se=_variance_se(g["mu_hat"]), rho=rho.value, rho_se=rho.se, theta3_zero=zero)
         for name in THETAS:
             ms = mean_summary(g[name])
             row[f"mean_{name}"] = ms.mean
@@ -117,11 +141,21 @@ def aggregate(records: pd.DataFrame, alpha: float, rho_hats: Sequence[float],
             # E[theta_j] / Var(mu_hat) - 1 is minus a ratio of the rho form: the same delta method
             row[f"rel_bias_{name}_se"] = between_block_correlation(g["mu_hat"], g[name]).se if theta > 0 else np.nan
         summaries.append(row)
-        mu_t = mu if equal else _mu_fold_mean(g, source)
-        for rho_hat in rho_hats:
-            pvalues = cv_t_test(fold_means, mu0=mu_t, rho=rho_hat).pvalue if len(g) else np.array([])
-            rate = rejection_rate(np.asarray(pvalues) < alpha)
+        for rho_hat, reject in zip(rho_hats, rejected):
+            rate = rejection_rate(reject)
             tests.append({"n": n, "K": K, "test": "cv_t", "rho_hat": float(rho_hat), "alpha": alpha,
                           "rejections": rate.successes, "replicates": rate.trials,
                           "rejection_rate": rate.rate, "ci_low": rate.low, "ci_high": rate.high})
     return pd.DataFrame(summaries), pd.DataFrame(tests)
+
+
+def _fold_tests(cells: Callable[[str], Iterable[np.ndarray]], mu_t: float, alpha: float,
+                rho_hats: Sequence[float]) -> tuple[int, list[np.ndarray]]:
+    """From the fold means (a block of replicates at a time): the count of replicates with zero
+    spread (theta3 = 0) and, per rho_hat, whether the t-test of eq. 9 rejects H0: mu = mu_t."""
+    zero, rejected = 0, [[] for _ in rho_hats]
+    for fold_means in cells("fold_means"):
+        zero += int(zero_spread(fold_means).sum())
+        for i, rho_hat in enumerate(rho_hats):
+            rejected[i].append(np.asarray(cv_t_test(fold_means, mu0=mu_t, rho=rho_hat).pvalue) < alpha)
+    return zero, [np.concatenate(r) if r else np.array([], dtype=bool) for r in rejected]

@@ -79,6 +79,7 @@ class CVVarianceStudy(Study):
     Config = CVVarianceConfig
     uses = ("population", "learner")
     aggregation_imports = ("scipy.special",)  # t and normal only (simstudy.inference.distributions)
+    streams_records = True  # aggregate() reads StoredRecords a condition and a few columns at a time
 
     @classmethod
     def parts_needed(cls, config: CVVarianceConfig, population: Any) -> tuple[str, ...]:
@@ -134,7 +135,8 @@ class CVVarianceStudy(Study):
     def aggregate(self, records: dict[str, pd.DataFrame]) -> StudyTables:
         c = self.config
         rec = records[self.main_phase]
-        labels = record_labels(rec, ("population", "learner"))
+        labels = record_labels(rec, ("population", "learner")) if isinstance(rec, pd.DataFrame) else \
+            {k: v for k, v in rec.labels.items() if k in ("population", "learner")}  # StoredRecords
         summary, tests = aggregate(rec, c.alpha, list(c.rho_hats), c.mu_true)
         return StudyTables(with_labels(summary, labels), with_labels(tests, labels), labels=labels)
 
