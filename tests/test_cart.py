@@ -303,6 +303,80 @@ def test_study_records_do_not_depend_on_the_one_call_kernel():
             pd.testing.assert_frame_equal(a, b)
 
 
+@pytest.mark.parametrize("kind", ["letter-like", "continuous", "near-duplicates", "three-classes"])
+def test_a_subset_state_grows_the_trees_of_its_own_start(kind):
+    """start_subset(start(sample), rows) keeps the sample's ranks (values absent from the rows are
+    empty bins, a close pair of values may lie outside the rows); every K-fold CV, tree and split
+    prediction on it equals that of start(sample[rows]), including rows that lack values, a
+    close pair or a class of the sample."""
+    from simstudy.cv.loop import cross_validate
+
+    rng = np.random.default_rng(11)
+    n, K = 400, 10
+    X = rng.integers(0, 16, (n, 6)).astype(np.float32)
+    if kind == "continuous":
+        X = rng.normal(size=(n, 6)).astype(np.float32)
+    elif kind == "near-duplicates":   # the close pair (5e-8 apart) only among the rows not taken
+        X[:, 3] = (rng.integers(0, 16, n) * 1e-6).astype(np.float32)
+        X[-1, 3] = np.float32(X[0, 3] + 5e-8)
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=n) * 4 > 15).astype(int)
+    if kind == "three-classes":
+        y = y + 2 * (X[:, 2] > 13)
+    tree = CartLearner(DecisionTreeClassifier())
+    whole = tree.start(Sample(X, y, None))
+    for trial in range(6):
+        rows = np.sort(rng.permutation(n - 1)[:n // 2 - trial * 20])   # never the last row
+        if kind == "letter-like":
+            rows = rows[X[rows, 4] != 7]                                  # a value absent from the rows
+        if kind == "three-classes" and trial % 2:
+            rows = rows[y[rows] != 2]                                     # a class absent from the rows
+        own, sub = tree.start(Sample(X[rows], y[rows], None)), tree.start_subset(whole, rows)
+        if kind == "near-duplicates":
+            assert sub.ranked.close[3] and not own.ranked.close[3]
+        labels = rng.permutation(np.arange(rows.size) % K)
+        a = cross_validate(tree, own, labels, K, np.random.default_rng(trial), keep_models=True)
+        b = cross_validate(tree, sub, labels, K, np.random.default_rng(trial), keep_models=True)
+        np.testing.assert_array_equal(a.predictions, b.predictions)
+        for ta, tb in zip(a.models, b.models):
+            for name in ("feature", "threshold", "left", "right", "leaf_class"):
+                np.testing.assert_array_equal(getattr(ta, name), getattr(tb, name))
+        trains = [np.flatnonzero(labels != k) for k in range(3)] + [rng.choice(rows.size, rows.size)]
+        tests = [np.flatnonzero(labels == k) for k in range(3)] + [np.arange(rows.size)]
+        for pa, pb in zip(tree.split_predictions(own, trains, tests, np.random.default_rng(trial)),
+                          tree.split_predictions(sub, trains, tests, np.random.default_rng(trial))):
+            np.testing.assert_array_equal(pa, pb)
+
+
+def test_rho_hat_records_do_not_depend_on_reusing_the_sample_state():
+    """The rho_hat worker's records (subsample CVs included) are identical whether the halves
+    reuse the sample's preparation (start_subset) or are prepared again."""
+    from simstudy.cv.losses import zero_one
+    from simstudy.populations.finite import TabularPopulation
+    from simstudy.studies.base import Chunk, size_conditions
+    from simstudy.studies.rho_hat.worker import RhoHatWorker
+
+    class StartOnly:  # the same learner without start_subset
+        def __init__(self, learner):
+            self._learner = learner
+            self.dtype, self.name = learner.dtype, learner.name
+
+        def __getattr__(self, name):
+            if name == "start_subset":
+                raise AttributeError(name)
+            return getattr(self._learner, name)
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 12, (3000, 5)).astype(float)
+    y = (X[:, 0] + X[:, 1] + rng.normal(size=3000) * 3 > 11).astype(int)
+    pop = TabularPopulation(X, y, name="toy")
+    conds = size_conditions("rho_hat", [200], 10, pop)
+    tree = CartLearner(DecisionTreeClassifier())
+    a = RhoHatWorker(pop, tree, zero_one, conds, 4, 3, 2, 1)(Chunk(0, 0, 4))
+    b = RhoHatWorker(pop, StartOnly(tree), zero_one, conds, 4, 3, 2, 1)(Chunk(0, 0, 4))
+    assert (a["error"] == "").all()
+    pd.testing.assert_frame_equal(a, b)
+
+
 def _descent_errors(tree, X, y):
     return int(np.sum(predict_cart(tree, X) != y))
 

@@ -11,6 +11,9 @@ Optional fast paths, found by :func:`capabilities` and used behind :mod:`simstud
 and :mod:`simstudy.populations.truth` (the results are the same as through the required methods):
 
 - ``cross_validate(state, labels, K, rng, keep_models) -> Folds``: K-fold CV in one call;
+- ``start_subset(state, rows) -> state``: the state of the sample's rows ``rows`` (distinct
+  positions) from the whole sample's, as ``start`` of that sub-sample would prepare it for every
+  fit and prediction, without preparing it again (the tree keeps the sample's feature ranks);
 - ``split_predictions(state, trains, tests, rng) -> list``: one fit per train/test split
   (row-position arrays) and its predictions of the split's test rows, in one call; random
   draws in split order, as the same ``fit`` calls make them;
@@ -40,8 +43,8 @@ __all__ = ["Learner", "Folds", "BatchFolds", "REQUIRED_METHODS", "OPTIONAL_METHO
            "capabilities", "check_learner_loss", "finite_population_data", "learners_context"]
 
 REQUIRED_METHODS = ("start", "fit", "predict")
-OPTIONAL_METHODS = ("cross_validate", "split_predictions", "cross_validate_batch", "population_errors",
-                    "predict_features", "predict_proba", "context", "describe")
+OPTIONAL_METHODS = ("cross_validate", "start_subset", "split_predictions", "cross_validate_batch",
+                    "population_errors", "predict_features", "predict_proba", "context", "describe")
 
 
 @runtime_checkable

@@ -100,6 +100,15 @@ class CartLearner(GuaranteedOutputs):
         """Rank the sample's features once; fits are row subsets of the result."""
         return CartState(_ranking.RankedFeatures.from_array(sample.X), np.asarray(sample.y))
 
+    def start_subset(self, state: "CartState", rows: np.ndarray) -> "CartState":
+        """The state of the sample's rows ``rows``, keeping the sample's ranks (no ranking again).
+
+        Every tree grown on it equals the tree of ``start`` on those rows: a rank whose value is
+        absent from the rows is an empty bin, which holds no split candidate, and a threshold lies
+        between two values present in the node either way (:class:`RankedFeatures`)."""
+        rows = np.asarray(rows)
+        return CartState(state.ranked[rows], state.y[rows])
+
     def _seed(self, rng: np.random.Generator) -> int:
         if isinstance(self.random_state, (int, np.integer)):
             return int(self.random_state)

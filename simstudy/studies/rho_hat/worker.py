@@ -78,8 +78,10 @@ class RhoHatWorker:
         sub = subsample_cv(cv, cond.n, K, self.splits, self._stream(cond, "subsamples", r))
         return self._row(losses, labels, K, sub, (np.nan, np.nan))
 
-    def _learner_cv(self, sample: Sample, labels: np.ndarray, K: int, rng) -> tuple[Any, np.ndarray]:
-        state = self.learner.start(sample)
+    def _learner_cv(self, sample: Sample, labels: np.ndarray, K: int, rng, state: Any = None
+                    ) -> tuple[Any, np.ndarray]:
+        """K-fold CV of the learner on ``sample`` (prepared by ``learner.start`` unless ``state`` is given)."""
+        state = self.learner.start(sample) if state is None else state
         folds = cross_validate(self.learner, state, labels, K, rng, proba=self.loss.needs_proba)
         task = getattr(self.population, "task", None)
         return state, scored_losses(self.loss, sample.y, folds.predictions, folds.proba, task)
@@ -99,10 +101,12 @@ class RhoHatWorker:
         subsample CVs (``sub_rng``) and, when ``nested_rng`` is given, nested CV. Also used by
         :func:`simstudy.audit.audit` on the user's own data (any n, folds of unequal sizes)."""
         state, losses = self._learner_cv(sample, labels, K, rng)
+        start_subset = getattr(self.learner, "start_subset", None)   # the halves reuse the sample's preparation
 
         def cv(rows, g):
             sub_labels = KFold(K).labels(len(rows), g)
-            return fold_means_of(self._learner_cv(_subset(sample, rows), sub_labels, K, g)[1], sub_labels, K)
+            half = None if start_subset is None else start_subset(state, rows)
+            return fold_means_of(self._learner_cv(_subset(sample, rows), sub_labels, K, g, half)[1], sub_labels, K)
 
         n = len(labels)
         sub = subsample_cv(cv, n, K, self.splits, sub_rng)
