@@ -2,17 +2,27 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import string
 from pathlib import Path
 
-import numpy as np
-import pytest
-from hydra import compose, initialize_config_module
-from hydra.core.global_hydra import GlobalHydra
+# One BLAS thread in the suite's process and in every process it starts (they inherit the variable):
+# the suite runs its tests' workers side by side on few cores, and BLAS threads over the small
+# matrices of the tests only contend with them (a loaded machine makes each small fit many times
+# slower).
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
-from simstudy.cli.hydra import register_configs
-from simstudy.errors import ConfigError  # noqa: F401  (re-exported for the tests)
+import numpy as np  # noqa: E402  (after the thread setting, which OpenBLAS reads when it loads)
+import pytest  # noqa: E402
+from hydra import compose, initialize_config_module  # noqa: E402
+from hydra.core.global_hydra import GlobalHydra  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from simstudy.cli.hydra import register_configs  # noqa: E402
+from simstudy.errors import ConfigError  # noqa: E402, F401  (re-exported for the tests)
+
+threadpool_limits(1, user_api="blas")  # also if a plugin loaded OpenBLAS before this file
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -12,12 +12,19 @@ The run is held at the chosen moment by gates (files whose presence slows a part
 ``hostile_parts.GatedTree``'s fits, ``hostile_parts.SlowReportStudy``'s tables and figures), so
 the moments do not depend on the machine's speed; removing the gate lets the resume run at full
 speed with the same numbers.
+
+SIGTERM, SIGHUP and SIGKILL of the command mid-chunks are sent in turn to one run of each backend
+(each after 3 more chunks were stored; the run after each signal must resume the chunks stored
+before it), and that run is then resumed to the end: each signal is checked as in a run of its own,
+and the backend's final resume is paid once.
 """
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -139,10 +146,12 @@ def reference(tmp_path_factory) -> Path:
 
 
 def _interrupt(tmp_path: Path, backend: str, sig: signal.Signals, moment: str, *, whole_group: bool = False,
-               n_jobs: int = 2) -> tuple[subprocess.Popen, Path, dict, list[int], int]:
-    """Start the run, send ``sig`` to the command (or its whole process group) at ``moment``
-    ("warm-up", "chunks", "report", "figures"); return (process, run dir, environment, processes
-    left after the grace period, shards done when the signal was sent)."""
+               n_jobs: int = 2, log: str = "first") -> tuple[subprocess.Popen, Path, dict, list[int], int]:
+    """Start the run (or resume it, if ``tmp_path`` holds an interrupted one), send ``sig`` to the
+    command (or its whole process group) at ``moment`` ("warm-up", "chunks": 3 more chunks stored
+    than at the start, "report", "figures"); return (process, run dir, environment, processes left
+    after the grace period, shards done when the signal was sent). Its output goes to ``log``.out
+    and ``log``.err in ``tmp_path``."""
     out = tmp_path / "run"
     gate, report_gate, figure_gate = tmp_path / "fit.gate", tmp_path / "report.gate", tmp_path / "figure.gate"
     gate.write_text(FIT_SLEEP)
@@ -154,12 +163,13 @@ def _interrupt(tmp_path: Path, backend: str, sig: signal.Signals, moment: str, *
         figure_gate.write_text("0.1")
         env["HOSTILE_FIGURE_GATE"] = str(figure_gate)
     args = [*RUN, f"runner.backend={backend}", f"runner.n_jobs={n_jobs}", f"hydra.run.dir={out}"]
-    proc = _start(args, env, tmp_path / "first")
+    stored = _shards(out) if out.exists() else 0
+    proc = _start(args, env, tmp_path / log)
     try:
         if moment == "warm-up":
             _wait_until(lambda: len(_group(proc.pid)) >= 2, proc, "the workers started")
         elif moment == "chunks":
-            _wait_until(lambda: _shards(out) >= 3, proc, "3 chunks were stored")
+            _wait_until(lambda: _shards(out) >= stored + 3, proc, "3 more chunks were stored")
         else:
             if moment in ("report", "figures"):
                 gate.unlink()  # the chunks at full speed; the report is held
@@ -200,18 +210,80 @@ def _check_stopped_and_resumed(proc, out, env, left, done, reference, backend) -
 
 
 # ----------------------------------------------------------------------------- SIGTERM / SIGHUP / SIGKILL
-def test_sigterm_mid_chunks_fork(tmp_path, reference):
-    _check_stopped_and_resumed(*_interrupt(tmp_path, "fork", signal.SIGTERM, "chunks"), reference, "fork")
+#: The signals sent to the command mid-chunks, in turn, to one run of each backend.
+IN_TURN = (signal.SIGTERM, signal.SIGHUP, signal.SIGKILL)
+
+
+@dataclasses.dataclass
+class Stop:
+    """One signal of :func:`_stopped_in_turn`: did the command end, which processes were left, was
+    the lock free, how many chunks were stored, and what the next run said."""
+
+    ended: bool
+    left: list[int]
+    lock_free: bool
+    done: int
+    next_output: str = ""
+
+
+def _stopped_in_turn(tmp_path: Path, backend: str) -> tuple[dict[int, Stop], subprocess.CompletedProcess, Path]:
+    """One run stopped by each signal of :data:`IN_TURN` in turn (each time 3 more chunks were
+    stored: the second and third signals stop resumed runs), then resumed to the end: every signal
+    is checked as in a run of its own, and the last resume pays the backend's start once."""
+    stops: dict[int, Stop] = {}
+    for step, sig in enumerate(IN_TURN):
+        proc, out, env, left, done = _interrupt(tmp_path, backend, sig, "chunks", log=f"step{step}")
+        try:
+            stops[sig] = Stop(proc.poll() is not None, left, _lock_is_free(out), done)
+        finally:
+            _reap(proc)
+        if step:
+            logs = (tmp_path / f"step{step}.out", tmp_path / f"step{step}.err")
+            stops[IN_TURN[step - 1]].next_output = "".join(path.read_text() for path in logs)
+    resumed = _resume(out, env, backend)
+    stops[IN_TURN[-1]].next_output = resumed.stdout + resumed.stderr
+    return stops, resumed, out
+
+
+@pytest.fixture(scope="module")
+def stopped_in_turn(tmp_path_factory):
+    """:func:`_stopped_in_turn` once per backend, for the tests of its signals (read only)."""
+    runs = {}
+
+    def get(backend: str):
+        if backend not in runs:
+            runs[backend] = _stopped_in_turn(tmp_path_factory.mktemp(f"in-turn-{backend}"), backend)
+        return runs[backend]
+    return get
+
+
+def _check_stopped_in_turn(stopped_in_turn, backend: str, sig: signal.Signals, reference: Path) -> None:
+    """The issue's "done means" for one signal of the backend's run stopped in turn."""
+    stops, resumed, out = stopped_in_turn(backend)
+    stop = stops[sig]
+    assert stop.ended, f"the command still runs {GRACE:.0f} s after {sig.name}"
+    assert not stop.left, f"processes of the run still alive {GRACE:.0f} s after {sig.name}: {stop.left}"
+    assert stop.lock_free, f"run.lock is still held after the run was stopped by {sig.name}"
+    loaded = re.search(r"resuming, (\d+) chunk\(s\) loaded", stop.next_output)
+    assert loaded and int(loaded.group(1)) >= stop.done, f"the run after {sig.name} did not resume:\n{stop.next_output}"
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["resumed_chunks"] >= stops[IN_TURN[-1]].done
+    _assert_same_records(reference, out)
+
+
+def test_sigterm_mid_chunks_fork(stopped_in_turn, reference):
+    _check_stopped_in_turn(stopped_in_turn, "fork", signal.SIGTERM, reference)
 
 
 @pytest.mark.slow
-def test_sighup_mid_chunks_fork(tmp_path, reference):
-    _check_stopped_and_resumed(*_interrupt(tmp_path, "fork", signal.SIGHUP, "chunks"), reference, "fork")
+def test_sighup_mid_chunks_fork(stopped_in_turn, reference):
+    _check_stopped_in_turn(stopped_in_turn, "fork", signal.SIGHUP, reference)
 
 
 @pytest.mark.slow
-def test_sigkill_of_the_command_mid_chunks_fork(tmp_path, reference):
-    _check_stopped_and_resumed(*_interrupt(tmp_path, "fork", signal.SIGKILL, "chunks"), reference, "fork")
+def test_sigkill_of_the_command_mid_chunks_fork(stopped_in_turn, reference):
+    _check_stopped_in_turn(stopped_in_turn, "fork", signal.SIGKILL, reference)
 
 
 @pytest.mark.slow
@@ -220,18 +292,18 @@ def test_sigterm_during_warm_up_fork(tmp_path, reference):
 
 
 @pytest.mark.slow
-def test_sigterm_mid_chunks_loky(tmp_path, reference):
-    _check_stopped_and_resumed(*_interrupt(tmp_path, "loky", signal.SIGTERM, "chunks"), reference, "loky")
+def test_sigterm_mid_chunks_loky(stopped_in_turn, reference):
+    _check_stopped_in_turn(stopped_in_turn, "loky", signal.SIGTERM, reference)
 
 
 @pytest.mark.slow
-def test_sighup_mid_chunks_loky(tmp_path, reference):
-    _check_stopped_and_resumed(*_interrupt(tmp_path, "loky", signal.SIGHUP, "chunks"), reference, "loky")
+def test_sighup_mid_chunks_loky(stopped_in_turn, reference):
+    _check_stopped_in_turn(stopped_in_turn, "loky", signal.SIGHUP, reference)
 
 
 @pytest.mark.slow
-def test_sigkill_of_the_command_mid_chunks_loky(tmp_path, reference):
-    _check_stopped_and_resumed(*_interrupt(tmp_path, "loky", signal.SIGKILL, "chunks"), reference, "loky")
+def test_sigkill_of_the_command_mid_chunks_loky(stopped_in_turn, reference):
+    _check_stopped_in_turn(stopped_in_turn, "loky", signal.SIGKILL, reference)
 
 
 @pytest.mark.slow

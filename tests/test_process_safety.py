@@ -375,6 +375,7 @@ def test_loky_workers_die_with_a_parent_killed_before_their_first_task(tmp_path)
         from simstudy.engine.backends.workers import _reusable_executor
 
         def slow_to_read():
+            open(os.path.join(READING, str(os.getpid())), "w").close()  # this worker reads its task now
             time.sleep(60)  # in the worker, while it reads the task
             return lambda chunk: chunk
 
@@ -390,15 +391,19 @@ def test_loky_workers_die_with_a_parent_killed_before_their_first_task(tmp_path)
             if executor is not None and len(executor._processes) == 2:
                 break
             time.sleep(0.05)
-        time.sleep(3)  # the workers start and begin reading their tasks
+        while len(os.listdir(READING)) < 2 and time.monotonic() < deadline:  # both workers read their task
+            time.sleep(0.05)
         print(" ".join(map(str, sorted(_reusable_executor()._processes))), flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
-    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    out, err, reading = tmp_path / "stdout", tmp_path / "stderr", tmp_path / "reading"
+    reading.mkdir()
+    code = f"READING = {str(reading)!r}\n" + code
     with open(out, "w") as stdout, open(err, "w") as stderr:  # files, not pipes: a live worker would hold a pipe open
         subprocess.run([sys.executable, "-c", code], stdout=stdout, stderr=stderr, timeout=120)
     pids = [int(p) for p in out.read_text().split()]
     assert len(pids) == 2, err.read_text()[-1500:]
+    assert sorted(int(p.name) for p in reading.iterdir()) == sorted(pids), "a worker was not reading its task"
     _assert_all_end(pids, 10, "loky workers whose parent was killed before their first task")
 
 

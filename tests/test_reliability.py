@@ -93,8 +93,8 @@ def test_a_second_process_is_refused_and_a_killed_runs_lock_is_taken_over(tmp_pa
     another seed) is refused at once and changes nothing; after a SIGKILL the stale lock is
     taken over and the run resumes to exactly the records of an uninterrupted run."""
     out, reference = tmp_path / "run", tmp_path / "reference"
-    # 90 chunks: the resumed and the reference runs stay short
-    run = [a if not a.startswith("study.replicates=") else "study.replicates=300" for a in LONG]
+    # 30 chunks: the resumed and the reference runs stay short; the gate keeps the first one running
+    run = [a if not a.startswith("study.replicates=") else "study.replicates=100" for a in LONG]
     first = _start(*run, f"hydra.run.dir={out}")
     _wait_for_shards(first, out, 3)
     gate.write_text("0.2")                    # the first run crawls while the second ones are refused
