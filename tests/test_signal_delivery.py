@@ -87,3 +87,30 @@ def test_a_stop_signal_while_forking_is_raised_when_the_fork_is_over_and_only_in
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:3] == ["not raised inside the block", "raised after the fork SIGTERM", "child 7"]
     assert "Exception ignored" not in proc.stderr, proc.stderr
+
+
+_INTERRUPT_SCRIPT = textwrap.dedent("""
+    import os, signal
+    from simstudy.engine.backends.signals import forking
+
+    try:
+        with forking():
+            pid = os.fork()
+            if pid == 0:
+                os._exit(7)
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(100000):
+                pass
+            print("not raised inside the block", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted after the fork", flush=True)
+    print("handler restored", signal.getsignal(signal.SIGINT) is signal.default_int_handler, flush=True)
+    os.waitpid(pid, 0)
+    """)
+
+
+def test_ctrl_c_while_forking_is_raised_when_the_fork_is_over():
+    proc = subprocess.run([sys.executable, "-c", _INTERRUPT_SCRIPT], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:3] == ["not raised inside the block", "interrupted after the fork",
+                                           "handler restored True"]

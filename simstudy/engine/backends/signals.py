@@ -58,6 +58,8 @@ class RunStopped(KeyboardInterrupt):
 _received: int | None = None
 #: The pid of a process inside a :func:`forking` block (None: none).
 _forking_pid: int | None = None
+#: A Ctrl-C held by a :func:`forking` block (raised as KeyboardInterrupt when the block ends).
+_interrupted = False
 
 
 def _raise_stopped(signum: int, frame) -> None:
@@ -79,16 +81,31 @@ def forking() -> Iterator[None]:
     """Around a fork: a stop signal (SIGTERM, SIGHUP) arriving meanwhile raises :class:`RunStopped`
     when the block ends, in the process that entered it, never inside the interpreter's at-fork
     hooks. A child that leaves the block (``os.fork`` inside it) does not raise its parent's stop."""
-    global _forking_pid, _received
-    entered, _forking_pid = os.getpid(), os.getpid()
+    global _forking_pid, _received, _interrupted
+    entered, _forking_pid, _interrupted = os.getpid(), os.getpid(), False
+    # Ctrl-C's KeyboardInterrupt is dropped in an at-fork hook the same way: held over the fork too
+    held = (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    if held:
+        signal.signal(signal.SIGINT, _hold_interrupt)
     try:
         yield
     finally:
         _forking_pid = None
+        if held:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     if os.getpid() != entered:
-        _received = None
+        _received, _interrupted = None, False
         return
+    if _interrupted:
+        _interrupted = False
+        raise KeyboardInterrupt
     raise_if_stopped()
+
+
+def _hold_interrupt(signum: int, frame) -> None:
+    global _interrupted
+    _interrupted = True
 
 
 def raise_if_stopped() -> None:
