@@ -133,24 +133,34 @@ def start_saving_figures(figures: Mapping[str, Any], folder: Path) -> FigureSavi
     os.write(queue, b"".join(_INDEX.pack(i) for i in range(len(names))))
     os.close(queue)  # read to its end, the queue is empty
     saving = FigureSaving(figures, paths, [], todo, done)
-    for _ in range(min(len(names), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)):
-        try:
-            with forking():  # a stop signal meanwhile is raised once the child is known (killed on the way out)
-                pid = os.fork()
-                if pid:
-                    saving._children.append(pid)
-        except OSError as exc:  # no memory or process slot for another child: the others and wait() do its share
-            log.debug("could not fork a figure process: %s", exc)
-            break
-        if pid == 0:  # a child: figures from the queue, then out without flushing or tearing anything down
-            code = 1
+    parent = os.getpid()
+    try:
+        for _ in range(min(len(names), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)):
             try:
-                while (index := _claim(todo)) is not None:
-                    saving._save(names[index])
-                    os.write(report, _INDEX.pack(index))
-                code = 0
-            finally:
-                os._exit(code)
+                with forking():  # a stop signal meanwhile is raised once the child is known (killed on the way out)
+                    pid = os.fork()
+                    if pid:
+                        saving._children.append(pid)
+            except OSError as exc:  # no memory or process slot for another child: the others and wait() do its share
+                log.debug("could not fork a figure process: %s", exc)
+                break
+            if pid == 0:  # a child: figures from the queue, then out without flushing or tearing anything down
+                code = 1
+                try:
+                    while (index := _claim(todo)) is not None:
+                        saving._save(names[index])
+                        os.write(report, _INDEX.pack(index))
+                    code = 0
+                finally:
+                    os._exit(code)
+    except BaseException:
+        # stopped while forking (Ctrl-C, SIGTERM): the caller never gets `saving`, so the children forked
+        # so far are stopped here; a child born after a Ctrl-C to the group would otherwise draw on alone
+        if os.getpid() != parent:
+            os._exit(1)
+        os.close(report)
+        saving.cancel()
+        raise
     os.close(report)
     return saving
 
