@@ -4,7 +4,7 @@ Usage (from the project root):
 
     python benchmarks/benchmark_pilot.py --scale full                      # pilot every cell, record
     python benchmarks/benchmark_pilot.py --scale full --validate RUN_DIR   # ... and compare with a run's shards
-    python benchmarks/benchmark_pilot.py --scale full --cell-seconds 1 --max-replicates 4   # a cheaper pilot
+    python benchmarks/benchmark_pilot.py --scale full --cell-seconds 2 --max-replicates 8   # a closer pilot
     python benchmarks/benchmark_pilot.py --validate-only RUN_DIR --from results/benchmarks/benchmark_pilot.jsonl
 
 Every data cell of the scale (its blocks applied, :func:`simstudy.studies.benchmark.study.build_cells`)
@@ -14,8 +14,9 @@ and learners, one process per job (``--jobs``, default 2), one thread each (n_jo
 prediction measures whatever the code costs (sklearn or fast kernels, true risks on the evaluation
 sets, the R_n weights of every design), not a model of it. Per cell:
 
-1. warm-up: the first cell of each (mechanism, learner, loss) in a process runs one discarded
-   replicate (index ``replicates``, outside the run's range): compiled kernels, caches, imports;
+1. warm-up, discarded: the first cell of each learner in a process runs one replicate (index
+   ``replicates``, outside the run's range: compiled kernels, imports), the first of each
+   (mechanism, learner, loss) one truth replicate (evaluation sets, caches);
 2. replicates 0, 1, ... (the run's own indices, so the run's own samples) in one chunk of 1, then
    one chunk of k more, k chosen so that the cell's pilot stays near ``--cell-seconds`` CPU
    seconds (at least ``--min-replicates``, at most ``--max-replicates`` in all);
@@ -56,7 +57,7 @@ LETTER_FILE = ROOT.parent / "shared" / "data" / "letter-recognition.data"
 
 _STUDY = None            # the built study and its phases, inherited by the forked pilot processes
 _PHASES: dict = {}
-_WARMED: set = set()     # (mechanism, learner, loss) warmed up in this process
+_WARMED: set = set()     # learners and (mechanism, learner, loss) warmed up in this process
 
 
 def build_study(scale: str, data: dict):
@@ -102,9 +103,12 @@ def pilot_cell(index: int, budget: float, low: int, high: int) -> dict:
     replicates_phase, truth_phase = phases["replicates"], phases["truth"]
     cell = study.cells[index]
     c = study.config
-    group = (cell.mechanism, cell.learner, cell.loss)
-    if group not in _WARMED:
+    if cell.learner not in _WARMED:            # compiled kernels, imports: once per learner and process
         _timed(replicates_phase.worker, Chunk(index, int(c.replicates), int(c.replicates) + 1))
+        _WARMED.add(cell.learner)
+    group = (cell.mechanism, cell.learner, cell.loss)
+    if group not in _WARMED:                   # the population's evaluation set, the learner's start
+        _timed(truth_phase.worker, Chunk(index, int(c.truth_replicates), int(c.truth_replicates) + 1))
         _WARMED.add(group)
     per_rep, reps = _measure(replicates_phase.worker, index, int(c.replicates), budget, low, high)
     per_truth, truths = _measure(truth_phase.worker, index, int(c.truth_replicates), budget / 4, low, high)
@@ -222,9 +226,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", default="full")
     parser.add_argument("--jobs", type=int, default=2, help="pilot processes (each one thread)")
-    parser.add_argument("--cell-seconds", type=float, default=2.0, help="target pilot CPU seconds per cell")
+    parser.add_argument("--cell-seconds", type=float, default=0.75, help="target pilot CPU seconds per cell")
     parser.add_argument("--min-replicates", type=int, default=2)
-    parser.add_argument("--max-replicates", type=int, default=8)
+    parser.add_argument("--max-replicates", type=int, default=4)
     parser.add_argument("--cores", type=int, default=2, help="cores of the wall-time prediction")
     parser.add_argument("--data", action="append", default=[], metavar="MECHANISM=PATH",
                         help="a local file of a data-backed mechanism (default: letter from ../shared/data if there)")
