@@ -204,7 +204,7 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
         of the rule bounded by (1 - ``confidence``) / 2 (defaults 0.01 and 0.95).
     rule : {"sequential", "fixed"}
         "sequential" (default; :mod:`simstudy.audit.sequential`): each setting runs in looks
-        (100, 200, 300, ... replicates up to ``replicates``) and stops once every procedure's
+        (100, 150, 200, ... replicates up to ``replicates``) and stops once every procedure's
         verdict is settled, errors bounded exactly. "fixed": every replicate, then the Wilson bounds.
     seed : int
     label_column, positive :
