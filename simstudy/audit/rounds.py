@@ -36,6 +36,7 @@ import pandas as pd
 
 from simstudy.audit.recommend import REFERENCE
 from simstudy.audit.sequential import SequentialDesign, SequentialState
+from simstudy.studies.base import StudyTables
 from simstudy.studies.rho_hat.study import RhoHatStudy
 
 __all__ = ["AuditRhoHatStudy", "SequentialRun", "couple", "observe", "run_rounds", "still_needed"]
@@ -47,11 +48,21 @@ NESTED = "nested_cv"
 
 
 class AuditRhoHatStudy(RhoHatStudy):
-    """The rho_hat study as the audit runs it at each look: the same records and tables, no figures (the
-    audit draws its own)."""
+    """The rho_hat study as the audit runs it at each look: the same records, summary and tests; none of the
+    study's own figures, goal table, Markdown tables or headline (the audit reads the summary and tests of a
+    scratch run directory and writes its own report, and each look would otherwise write them again)."""
+
+    def aggregate(self, records: dict[str, pd.DataFrame]) -> StudyTables:
+        return self.summary_and_tests(records)
 
     def figures(self, tables) -> dict[str, Any]:
         return {}
+
+    def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
+        return []
+
+    def headline(self, tables: StudyTables) -> str:
+        return f"rho_hat ({self._label(tables)}): an audit's look"
 
 
 @dataclass
