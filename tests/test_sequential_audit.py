@@ -314,13 +314,17 @@ def test_recommend_with_sequential_verdicts():
 
 
 def test_rounds_give_the_records_of_a_fixed_run(tmp_path):
-    """The rounds extend each setting's run directory look by look; the final records are those of an in-memory
-    run of the same length with the same seed (the engine's extension mechanism), and the verdicts follow."""
+    """The rounds extend each setting's run directory look by look (two chunks per worker and look); the final
+    records, summary and tests are those of an in-memory run of the same length with the same seed (the engine's
+    extension mechanism), and the verdicts follow."""
     from simstudy import run_study
     from simstudy.audit.data import user_population, without_replacement
-    from simstudy.audit.rounds import run_rounds
+    from simstudy.audit.rounds import look_chunk_size, run_rounds
     from simstudy.learners import build_learner
     from conftest import make_letter_like
+
+    assert (look_chunk_size(100, 2), look_chunk_size(50, 2), look_chunk_size(50, 1), look_chunk_size(12, 2)) == \
+        (25, 13, 25, 5)
 
     X, y = make_letter_like(200, seed=3)
     pop = user_population(None, X, (y < "N").astype(int), "classification", "auto", None)
@@ -339,5 +343,7 @@ def test_rounds_give_the_records_of_a_fixed_run(tmp_path):
         timing = [c for c in fixed.records.columns if "time" in c]
         pd.testing.assert_frame_equal(result.records.drop(columns=timing).reset_index(drop=True),
                                       fixed.records.drop(columns=timing).reset_index(drop=True))
+        pd.testing.assert_frame_equal(result.tests, fixed.tests)      # the looks' lean aggregation: the same tables
+        pd.testing.assert_frame_equal(result.summary, fixed.summary)
         assert set(run.states[name]) == set(fixed.tests["procedure"]) - {"oracle_rho"}
         assert all(s.settled for s in run.states[name].values())
