@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from simstudy.audit.operating import fixed_rule_errors, operating_characteristics
+from simstudy.audit.operating import fixed_rule_errors, operating_characteristics, operating_table
 from simstudy.audit.sequential import SequentialState, audit_design, design, look_schedule
 from simstudy.inference.proportions import wilson_bounds
 
@@ -88,8 +88,8 @@ def test_fixed_rule_worst_counts_by_exact_rationals():
 # --- the sequential rule's design ----------------------------------------------------------------------------
 
 def test_look_schedule():
-    assert look_schedule(1000) == (100, 200, 300, 400, 500, 650, 800, 1000)
-    assert look_schedule(20) == (20,) and look_schedule(150) == (100, 150) and look_schedule(210) == (100, 210)
+    assert look_schedule(1000) == tuple(range(100, 901, 50)) + (1000,)
+    assert look_schedule(20) == (20,) and look_schedule(150) == (100, 150) and look_schedule(210) == (100, 150, 210)
     assert look_schedule(12000)[-3:] == (7800, 9800, 12000)
 
 
@@ -134,12 +134,16 @@ def _exact_errors(d) -> tuple[Fraction, Fraction]:
 
 
 def test_default_design_errors_exactly():
-    """The audit's default designs (cap 1,000; nested CV's cap 200): both errors at most 1/40 in exact rationals, and
-    the vectorised operating characteristics agree with them."""
+    """The audit's default designs (cap 1,000: a look every 50 from 100 to 900, then 1,000; nested CV's cap 200: 100,
+    150, 200): both errors at most 1/40 in exact rationals, equal to the figures the module docstring and the user
+    guide state (1.69% and 1.54% at cap 1,000), and the vectorised operating characteristics agree with them."""
+    stated = {1000: (1.69, 1.54), 200: (1.82, 1.72)}
     for cap in (1000, 200):
         d = audit_design(cap, 0.05, 0.01, 0.95)
+        assert d.looks == tuple(range(100, min(cap, 901), 50)) + (cap,)
         trusted, liberal = _exact_errors(d)
         assert trusted <= Fraction(1, 40) and liberal <= Fraction(1, 40)
+        assert (round(100 * float(trusted), 2), round(100 * float(liberal), 2)) == stated[cap]
         oc = operating_characteristics(d, 3 / 50)
         assert oc.trusted == pytest.approx(float(trusted), abs=1e-13)
         assert oc.liberal == pytest.approx(float(liberal), abs=1e-13)
@@ -241,8 +245,10 @@ def test_failed_replicates_only_shrink_the_errors():
 
 def test_sequential_saves_replicates():
     """Expected stopping counts of the default design (cap 1,000): a procedure far from the limit stops in a few
-    hundred replicates; the errors stay below the fixed rule's at 1,000."""
+    hundred replicates (the module docstring's counts at 1-10%); the errors stay below the fixed rule's at 1,000."""
     d = audit_design(1000, 0.05, 0.01, 0.95)
+    table = operating_table(d, [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10])
+    assert table["expected replicates"].tolist() == [161, 235, 311, 321, 257, 224, 290, 256]
     expected = {p: operating_characteristics(d, p).expected_count for p in (0.005, 0.01, 0.02, 0.1, 0.15)}
     assert expected[0.005] < 200 and expected[0.01] < 250 and expected[0.02] < 300
     assert expected[0.1] < 400 and expected[0.15] < 250
@@ -308,13 +314,17 @@ def test_recommend_with_sequential_verdicts():
 
 
 def test_rounds_give_the_records_of_a_fixed_run(tmp_path):
-    """The rounds extend each setting's run directory look by look; the final records are those of an in-memory
-    run of the same length with the same seed (the engine's extension mechanism), and the verdicts follow."""
+    """The rounds extend each setting's run directory look by look (two chunks per worker and look); the final
+    records, summary and tests are those of an in-memory run of the same length with the same seed (the engine's
+    extension mechanism), and the verdicts follow."""
     from simstudy import run_study
     from simstudy.audit.data import user_population, without_replacement
-    from simstudy.audit.rounds import run_rounds
+    from simstudy.audit.rounds import look_chunk_size, run_rounds
     from simstudy.learners import build_learner
     from conftest import make_letter_like
+
+    assert (look_chunk_size(100, 2), look_chunk_size(50, 2), look_chunk_size(50, 1), look_chunk_size(12, 2)) == \
+        (25, 13, 25, 5)
 
     X, y = make_letter_like(200, seed=3)
     pop = user_population(None, X, (y < "N").astype(int), "classification", "auto", None)
@@ -333,5 +343,7 @@ def test_rounds_give_the_records_of_a_fixed_run(tmp_path):
         timing = [c for c in fixed.records.columns if "time" in c]
         pd.testing.assert_frame_equal(result.records.drop(columns=timing).reset_index(drop=True),
                                       fixed.records.drop(columns=timing).reset_index(drop=True))
+        pd.testing.assert_frame_equal(result.tests, fixed.tests)      # the looks' lean aggregation: the same tables
+        pd.testing.assert_frame_equal(result.summary, fixed.summary)
         assert set(run.states[name]) == set(fixed.tests["procedure"]) - {"oracle_rho"}
         assert all(s.settled for s in run.states[name].values())

@@ -36,9 +36,11 @@ import pandas as pd
 
 from simstudy.audit.recommend import REFERENCE
 from simstudy.audit.sequential import SequentialDesign, SequentialState
+from simstudy.studies.base import StudyTables
 from simstudy.studies.rho_hat.study import RhoHatStudy
 
-__all__ = ["AuditRhoHatStudy", "SequentialRun", "couple", "observe", "run_rounds", "still_needed"]
+__all__ = ["AuditRhoHatStudy", "SequentialRun", "couple", "look_chunk_size", "observe", "run_rounds",
+           "still_needed"]
 
 log = logging.getLogger("simstudy")
 
@@ -47,11 +49,21 @@ NESTED = "nested_cv"
 
 
 class AuditRhoHatStudy(RhoHatStudy):
-    """The rho_hat study as the audit runs it at each look: the same records and tables, no figures (the
-    audit draws its own)."""
+    """The rho_hat study as the audit runs it at each look: the same records, summary and tests; none of the
+    study's own figures, goal table, Markdown tables or headline (the audit reads the summary and tests of a
+    scratch run directory and writes its own report, and each look would otherwise write them again)."""
+
+    def aggregate(self, records: dict[str, pd.DataFrame]) -> StudyTables:
+        return self.summary_and_tests(records)
 
     def figures(self, tables) -> dict[str, Any]:
         return {}
+
+    def write_tables(self, tables: StudyTables, directory: Path) -> list[Path]:
+        return []
+
+    def headline(self, tables: StudyTables) -> str:
+        return f"rho_hat ({self._label(tables)}): an audit's look"
 
 
 @dataclass
@@ -144,6 +156,16 @@ def _quiet_runs() -> Iterator[None]:
         logger.removeFilter(chatter)
 
 
+def look_chunk_size(replicates: int, n_jobs: int) -> int:
+    """Chunk size of a look's ``replicates`` new replicates: two chunks per worker (at least 5 replicates each).
+
+    Every look reads back every shard of its setting's run directory, so the shards are kept few; two per worker
+    still let a worker that drew the slower replicates be helped at the end of the look."""
+    from simstudy.engine.backends import worker_count
+
+    return max(5, -(-replicates // (2 * worker_count(n_jobs, replicates))))
+
+
 def run_rounds(settings: dict[str, tuple[Any, int]], params: dict[str, Any], designs: dict[str, SequentialDesign],
                folder: Path, power_setting: str = "n") -> SequentialRun:
     """Run the settings look by look until the recommendation is settled (module docstring).
@@ -174,7 +196,8 @@ def run_rounds(settings: dict[str, tuple[Any, int]], params: dict[str, Any], des
                 continue
             with _quiet_runs():
                 results[name] = run_study(AuditRhoHatStudy, population=population, sizes=[size], replicates=n,
-                                          chunk_size=max(5, (n - previous) // 8), out=folder / f"setting_{number}",
+                                          chunk_size=look_chunk_size(n - previous, params.get("n_jobs", -1)),
+                                          out=folder / f"setting_{number}",
                                           **params)
             states[name] = observe(states[name], results[name].tests, n, designs)
             states = couple(states)

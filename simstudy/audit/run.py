@@ -95,17 +95,23 @@ def _check_int(name: str, value: Any, low: int, fix: str) -> int:
     return int(value)
 
 
-def _user_intervals(worker, pop, K: int, alpha: float, seed: int, rho_n: float) -> tuple[float, pd.DataFrame]:
-    """The user's own K-fold CV (all rows) and every procedure's interval for its expected error."""
+def _user_cv(worker, pop, K: int, seed: int) -> dict[str, Any]:
+    """The user's own K-fold CV (all rows): the rho_hat study's record of the user's sample."""
     from simstudy.cv.splits import KFold
     from simstudy.populations.base import Sample
-    from simstudy.studies.rho_hat.aggregate import procedure_tests
 
     n = pop.size
     rng = np.random.default_rng([seed, 1])
     labels = KFold(K).labels(n, rng)
-    row = worker.analyse(Sample(pop.X, pop.y, np.arange(n)), labels, K, rng, np.random.default_rng([seed, 2]),
-                         np.random.default_rng([seed, 3]))
+    return worker.analyse(Sample(pop.X, pop.y, np.arange(n)), labels, K, rng, np.random.default_rng([seed, 2]),
+                          np.random.default_rng([seed, 3]))
+
+
+def _user_intervals(row: dict[str, Any], n: int, K: int, alpha: float, rho_n: float) -> tuple[float, pd.DataFrame]:
+    """The estimate of the user's K-fold CV (``row``, :func:`_user_cv`) and every procedure's interval for its
+    expected error."""
+    from simstudy.studies.rho_hat.aggregate import procedure_tests
+
     group = pd.DataFrame([{**row, "n": n, "K": K}])
     out = []
     for name, (mask, test, rho_hat) in procedure_tests(group, rho_n).items():
@@ -204,7 +210,7 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
         of the rule bounded by (1 - ``confidence``) / 2 (defaults 0.01 and 0.95).
     rule : {"sequential", "fixed"}
         "sequential" (default; :mod:`simstudy.audit.sequential`): each setting runs in looks
-        (100, 200, 300, ... replicates up to ``replicates``) and stops once every procedure's
+        (100, 150, 200, ... replicates up to ``replicates``) and stops once every procedure's
         verdict is settled, errors bounded exactly. "fixed": every replicate, then the Wilson bounds.
     seed : int
     label_column, positive :
@@ -252,14 +258,16 @@ def audit(data: Any = None, *, X: Any = None, y: Any = None, learner: Any = "tre
     nested_cv_replicates = min(nested_cv_replicates, replicates)
     params = dict(learner=learner_obj, K=K, splits=splits, nested_cv_replicates=nested_cv_replicates, alpha=alpha,
                   seed=seed, loss=loss, n_jobs=n_jobs, progress=progress)
+    # the user's CV first: it loads the learner's compiled kernels here, before the workers are forked, so that
+    # each worker inherits them instead of loading them again
+    user_row = _user_cv(RhoHatWorker(pop, learner_obj, loss_obj, [], seed, splits, 0, 1), pop, K, seed)
     settings_run = {"n": (pop, n_sim), "n/2": (without_replacement(pop), n_half)}
     results, states, designs = _simulate(settings_run, params, rule, replicates, alpha, slack, confidence)
     tests = {k: r.tests for k, r in results.items()}
     summaries = {k: r.summary for k, r in results.items()}
     rho = {k: (int(s["n"].iloc[0]), float(s["rho"].iloc[0]), float(s["rho_se"].iloc[0])) for k, s in summaries.items()}
     rec = recommend(tests["n"], tests["n/2"], alpha, slack, confidence, states)
-    worker = RhoHatWorker(pop, learner_obj, loss_obj, [], seed, splits, 0, 1)
-    estimate, intervals = _user_intervals(worker, pop, K, alpha, seed, rho["n"][1])
+    estimate, intervals = _user_intervals(user_row, n, K, alpha, rho["n"][1])
     order = [rec.procedure] + [p for p in intervals["procedure"] if p != rec.procedure]
     intervals = intervals.set_index("procedure").loc[order].reset_index()
     settings = {"data": str(data) if data is not None else "arrays", "rows": n, "task": task,

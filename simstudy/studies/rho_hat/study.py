@@ -77,11 +77,16 @@ class RhoHatStudy(Study):
                       description=f"rho_hat {self.population.name}")]
 
     def aggregate(self, records: dict[str, pd.DataFrame]) -> StudyTables:
+        tables = self.summary_and_tests(records)
+        tables.extra["goal"] = goal_table(tables.tests, float(self.config.alpha))
+        return tables
+
+    def summary_and_tests(self, records: dict[str, pd.DataFrame]) -> StudyTables:
+        """The summary and tests tables of the records (:meth:`aggregate` adds the goal table)."""
         rec = records[self.main_phase]
         labels = record_labels(rec, ("population", "learner"))
         summary, tests = aggregate(rec, float(self.config.alpha), float(self.config.power_shift))
-        goal = goal_table(tests, float(self.config.alpha))
-        return StudyTables(with_labels(summary, labels), with_labels(tests, labels), {"goal": goal}, labels=labels)
+        return StudyTables(with_labels(summary, labels), with_labels(tests, labels), {}, labels=labels)
 
     def _label(self, tables: StudyTables) -> str:
         return f"{tables.labels.get('population')}, {tables.labels.get('learner')}"
