@@ -142,6 +142,19 @@ class SklearnLearner:
         out[:, labels] = model.predict_proba(np.ascontiguousarray(X, dtype=self.dtype))
         return out
 
+    def probability_rule(self, model) -> tuple[np.ndarray, float] | None:
+        """(w, b) when ``model`` is a binary LinearDiscriminantAnalysis or LogisticRegression of
+        classes 0, 1 fitted on float64 features: its ``predict_proba`` is (1 - q, q) with
+        q = expit(x.w + b), w = ``coef_[0]``, b = ``intercept_[0]``; None for any other model."""
+        if self.dtype != np.float64 or not any(type(model) is cls for cls in _expit_classifiers()):
+            return None
+        classes, coef = np.asarray(model.classes_), np.asarray(model.coef_, dtype=float)
+        intercept = np.asarray(model.intercept_, dtype=float)
+        if classes.shape != (2,) or not np.array_equal(classes, [0, 1]) or coef.ndim != 2 or coef.shape[0] != 1 \
+                or intercept.size != 1:
+            return None
+        return coef[0], float(intercept.reshape(-1)[0])
+
     def context(self) -> contextlib.AbstractContextManager:
         """scikit-learn's input and parameter validation off for a chunk of fits (the
         parameters were validated once at build time), and one OpenMP thread per fit: replicates
@@ -154,3 +167,12 @@ class SklearnLearner:
         stack.enter_context(sklearn.config_context(assume_finite=True, skip_parameter_validation=True))
         stack.enter_context(threadpool_limits(limits=1, user_api="openmp"))
         return stack
+
+
+def _expit_classifiers() -> tuple[type, ...]:
+    """The scikit-learn classes whose binary ``predict_proba`` is expit of the decision value
+    x.coef_[0] + intercept_[0] (subclasses may override it and are not among them)."""
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.linear_model import LogisticRegression
+
+    return LinearDiscriminantAnalysis, LogisticRegression
