@@ -14,7 +14,8 @@ Conventions (documented in the README):
   caller also disables parameter validation per fit after it was done once at build time.
   For ``LinearRegression`` and ``Ridge`` (Cholesky), the fit is scikit-learn's own computation
   without the estimator around it (:mod:`simstudy.learners.linear.exact`: the same
-  coefficients bit for bit, without the estimator's per-fit overhead).
+  coefficients bit for bit, without the estimator's per-fit overhead); likewise for the binary
+  ``LinearDiscriminantAnalysis(solver="lsqr")`` (:mod:`simstudy.learners.linear.exact_lda`).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import numpy as np
 
 from simstudy.learners.base import SampleArrays
 from simstudy.learners.linear.exact import linear_fast_path
+from simstudy.learners.linear.exact_lda import lda_fast_path
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: workers of other learners skip it
     from sklearn.base import BaseEstimator
@@ -73,6 +75,10 @@ class SklearnLearner:
         self._tree_fast = bool(fast_path) and isinstance(estimator, BaseDecisionTree)
         #: scikit-learn's own linear least-squares fit without the estimator (None: fit the estimator)
         self._linear = linear_fast_path(estimator) if fast_path else None
+        #: scikit-learn's binary lsqr LDA fit without the estimator's checks (None: fit the estimator).
+        #: Its models are scikit-learn's bit for bit, so it leaves ``fast_path`` (part of a run's
+        #: identity) as it was.
+        self._lda = lda_fast_path(estimator) if fast_path else None
         self.fast_path = self._tree_fast or self._linear is not None
         params = estimator.get_params(deep=False)
         self._seed_random_state = "random_state" in params and params["random_state"] is None
@@ -101,8 +107,8 @@ class SklearnLearner:
         if self.task == "classification" and np.all(y == y[0]):
             return ConstantClassifier(y[0])
         seed = int(rng.integers(0, 2**31 - 1)) if self._seed_random_state else None  # drawn on every path
-        if self._linear is not None:
-            model = self._linear.fit(X, y)
+        if self._linear is not None or self._lda is not None:
+            model = (self._linear or self._lda).fit(X, y)
             if model is not None:
                 return model
         est = clone(self.template)
