@@ -1,11 +1,13 @@
 """The exact fast fit of binary LinearDiscriminantAnalysis(solver="lsqr")
 (simstudy.learners.linear.exact_lda): scikit-learn's fitted attributes, predictions and
-probabilities bit for bit, and scikit-learn itself wherever the fast fit does not apply."""
+probabilities bit for bit, and scikit-learn itself wherever the fast fit does not apply; the
+binary linear models' predictions and probabilities from their coefficients, bit for bit."""
 import itertools
 
 import numpy as np
 import pytest
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.linear_model import LogisticRegression
 
 from simstudy.learners.linear.exact_lda import lda_fast_path
 from simstudy.learners.sklearn import SklearnLearner
@@ -79,3 +81,30 @@ def test_the_learner_fits_through_the_fast_path_with_the_same_models():
     assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
     assert np.array_equal(fast.predict_features_proba(a, X), slow.predict_features_proba(b, X))
 
+
+
+@pytest.mark.parametrize("estimator", [LinearDiscriminantAnalysis(solver="lsqr"), LinearDiscriminantAnalysis(),
+                                       LogisticRegression(), LogisticRegression(C=0.1, solver="newton-cholesky")],
+                         ids=repr)
+def test_binary_linear_models_predict_as_scikit_learn_bit_for_bit(estimator):
+    rng = np.random.default_rng(11)
+    learner = SklearnLearner(estimator, name="linear")
+    for n, p, kind in itertools.product((20, 200), (1, 3, 12), ("plain", "collinear")):
+        X, y = _problem(rng, n, p, kind, 0.3)
+        model = learner.fit(learner.start(Sample(X=X, y=y)), np.arange(n), rng)
+        Xnew = rng.normal(size=(300, p)) * 5
+        assert np.array_equal(learner.predict_features(model, Xnew), model.predict(Xnew))
+        proba = learner.predict_features_proba(model, Xnew, n_classes=3)
+        assert np.array_equal(proba[:, :2], model.predict_proba(Xnew)) and np.all(proba[:, 2] == 0)
+        assert learner.probability_rule(model) is not None
+
+
+def test_other_models_predict_through_scikit_learn():
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(60, 3))
+    y = np.arange(60) % 3                                      # three classes: softmax, argmax
+    learner = SklearnLearner(LinearDiscriminantAnalysis(solver="lsqr"), name="lda")
+    model = learner.fit(learner.start(Sample(X=X, y=y)), np.arange(60), rng)
+    assert np.array_equal(learner.predict_features_proba(model, X), model.predict_proba(X))
+    assert np.array_equal(learner.predict_features(model, X), model.predict(X))
+    assert learner.probability_rule(model) is None

@@ -79,6 +79,9 @@ class SklearnLearner:
         #: Its models are scikit-learn's bit for bit, so it leaves ``fast_path`` (part of a run's
         #: identity) as it was.
         self._lda = lda_fast_path(estimator) if fast_path else None
+        #: binary LDA / LogisticRegression models predict from their coefficients without the
+        #: estimator's input checks (the same operations: :func:`_binary_linear_scores`)
+        self._direct_linear = bool(fast_path)
         self.fast_path = self._tree_fast or self._linear is not None
         params = estimator.get_params(deep=False)
         self._seed_random_state = "random_state" in params and params["random_state"] is None
@@ -129,6 +132,9 @@ class SklearnLearner:
         X = np.ascontiguousarray(X, dtype=self.dtype)
         if self._tree_fast and not isinstance(model, ConstantClassifier):
             return model.predict(X, check_input=False)
+        scores = _binary_linear_scores(model, X) if self._direct_linear else None
+        if scores is not None:                      # LinearClassifierMixin.predict, two classes
+            return np.take(model.classes_, (scores > 0).astype(np.intp), axis=0)
         return model.predict(X)
 
     def predict_proba(self, state: SampleArrays, model, rows: np.ndarray) -> np.ndarray:
@@ -145,21 +151,24 @@ class SklearnLearner:
         if isinstance(model, ConstantClassifier):
             out[:, int(model.label)] = 1.0
             return out
-        out[:, labels] = model.predict_proba(np.ascontiguousarray(X, dtype=self.dtype))
+        X = np.ascontiguousarray(X, dtype=self.dtype)
+        scores = _binary_linear_scores(model, X) if self._direct_linear else None
+        if scores is not None:                      # their predict_proba with two classes
+            from scipy.special import expit
+
+            q1 = expit(scores)
+            out[:, labels] = np.stack([1 - q1, q1], axis=1)
+        else:
+            out[:, labels] = model.predict_proba(X)
         return out
 
     def probability_rule(self, model) -> tuple[np.ndarray, float] | None:
         """(w, b) when ``model`` is a binary LinearDiscriminantAnalysis or LogisticRegression of
         classes 0, 1 fitted on float64 features: its ``predict_proba`` is (1 - q, q) with
         q = expit(x.w + b), w = ``coef_[0]``, b = ``intercept_[0]``; None for any other model."""
-        if self.dtype != np.float64 or not any(type(model) is cls for cls in _expit_classifiers()):
+        if self.dtype != np.float64 or not _is_binary_linear(model) or not np.array_equal(model.classes_, [0, 1]):
             return None
-        classes, coef = np.asarray(model.classes_), np.asarray(model.coef_, dtype=float)
-        intercept = np.asarray(model.intercept_, dtype=float)
-        if classes.shape != (2,) or not np.array_equal(classes, [0, 1]) or coef.ndim != 2 or coef.shape[0] != 1 \
-                or intercept.size != 1:
-            return None
-        return coef[0], float(intercept.reshape(-1)[0])
+        return np.asarray(model.coef_[0], dtype=float), float(np.reshape(model.intercept_, -1)[0])
 
     def context(self) -> contextlib.AbstractContextManager:
         """scikit-learn's input and parameter validation off for a chunk of fits (the
@@ -182,3 +191,22 @@ def _expit_classifiers() -> tuple[type, ...]:
     from sklearn.linear_model import LogisticRegression
 
     return LinearDiscriminantAnalysis, LogisticRegression
+
+
+def _is_binary_linear(model) -> bool:
+    """A fitted LinearDiscriminantAnalysis or LogisticRegression of two classes (coef_ (1, p))."""
+    if not any(type(model) is cls for cls in _expit_classifiers()):
+        return False
+    coef, intercept = getattr(model, "coef_", None), getattr(model, "intercept_", None)
+    return (np.shape(getattr(model, "classes_", ())) == (2,) and np.ndim(coef) == 2 and np.shape(coef)[0] == 1
+            and np.size(intercept) == 1)
+
+
+def _binary_linear_scores(model, X: np.ndarray) -> np.ndarray | None:
+    """Decision values X @ coef_.T + intercept_ as (rows,) of a binary LDA or LogisticRegression
+    (``LinearClassifierMixin.decision_function`` on dense float64 features without its input
+    checks), else None. Their ``predict`` is ``classes_[score > 0]`` and their ``predict_proba``
+    (1 - expit(score), expit(score))."""
+    if X.dtype != np.float64 or X.ndim != 2 or not _is_binary_linear(model) or X.shape[1] != model.coef_.shape[1]:
+        return None
+    return np.reshape(X @ model.coef_.T + model.intercept_, (-1,))
