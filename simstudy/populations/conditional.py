@@ -8,7 +8,9 @@ m(x) rather than L(y_i, g(x_i)) removes the label noise from the Monte Carlo err
 Rao-Blackwellisation): for the 0-1 loss, m(x) = P(y != g(x) | x).
 
 - classification: m(x) = sum_c P(y = c | x) L(c, g(x), q(x)) for any per-point loss, the
-  user's included (the population's :meth:`ConditionalClassTruth.class_probabilities`);
+  user's included (the population's :meth:`ConditionalClassTruth.class_probabilities`); the
+  built-in losses are written out over the classes and binary linear models are scored from
+  their coefficients (:mod:`simstudy.populations.class_risks`, the same values);
 - regression: the population's :meth:`ConditionalRegressionTruth.conditional_loss` for the squared
   and absolute losses; other losses fall back to the mean loss over the sample with its labels.
 
