@@ -79,6 +79,7 @@ def test_the_learner_fits_through_the_fast_path_with_the_same_models():
     a = fast.fit(fast.start(Sample(X=X, y=y)), rows, np.random.default_rng(0))
     b = slow.fit(slow.start(Sample(X=X, y=y)), rows, np.random.default_rng(0))
     assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
+    assert not hasattr(fast._lda.template, "coef_") and vars(fast._lda.template) == vars(slow.template)
     assert np.array_equal(fast.predict_features_proba(a, X), slow.predict_features_proba(b, X))
 
 

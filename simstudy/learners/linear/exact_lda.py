@@ -7,7 +7,7 @@ most of its time in input validation around a few small array operations; here t
 are the same NumPy and SciPy calls in the same order as scikit-learn 1.9's
 (``sklearn/discriminant_analysis.py``: ``LinearDiscriminantAnalysis.fit``, ``_solve_lstsq``,
 ``_class_means``, ``_class_cov``, ``_cov``; ``sklearn.covariance.empirical_covariance``), and
-their results are set on a clone of the estimator, which then predicts as a fitted one. The
+their results are set on a copy of the unfitted estimator, which then predicts as a fitted one. The
 fitted attributes equal scikit-learn's bit for bit (the tests compare with ``np.array_equal``):
 
 - priors pi_k = n_k / n; class means by ``np.add.at`` and a division by the counts;
@@ -22,6 +22,7 @@ rows (scikit-learn warns there) or non-finite features.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,15 +33,16 @@ __all__ = ["ExactLDA", "lda_fast_path"]
 
 @dataclass(frozen=True)
 class ExactLDA:
-    """scikit-learn's binary ``lsqr`` fit of ``template`` (an unfitted LinearDiscriminantAnalysis)."""
+    """scikit-learn's binary ``lsqr`` fit of ``template`` (an unfitted LinearDiscriminantAnalysis,
+    a ``clone``: its parameters are None, strings and numbers, so a shallow copy is a fresh
+    estimator without ``clone``'s cost)."""
 
     template: Any
 
     def fit(self, X: np.ndarray, y: np.ndarray):
-        """A clone of the template holding scikit-learn's fitted attributes for features X (n, p)
+        """A copy of the template holding scikit-learn's fitted attributes for features X (n, p)
         (float64) and labels y (n,) in {0, 1}; None where scikit-learn's own fit must run."""
         from scipy import linalg
-        from sklearn.base import clone
 
         X = np.asarray(X)
         classes, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
@@ -60,7 +62,7 @@ class ExactLDA:
             covariance += priors[index] * np.atleast_2d(within)
         coef = linalg.lstsq(covariance, means.T)[0].T                   # _solve_lstsq
         intercept = -0.5 * np.diag(np.dot(means, coef.T)) + np.log(priors)
-        model = clone(self.template)
+        model = copy.copy(self.template)
         model.n_features_in_, model.classes_, model.priors_ = p, classes, priors
         model.means_, model.covariance_ = means, covariance
         model.coef_ = np.asarray(coef[1, :] - coef[0, :], dtype=X.dtype).reshape(1, -1)
@@ -71,6 +73,7 @@ class ExactLDA:
 
 def lda_fast_path(estimator) -> ExactLDA | None:
     """The exact fast fit of ``estimator`` (an unfitted scikit-learn estimator), or None."""
+    from sklearn.base import clone
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
     if type(estimator) is not LinearDiscriminantAnalysis:
@@ -79,4 +82,4 @@ def lda_fast_path(estimator) -> ExactLDA | None:
     if params["solver"] != "lsqr" or any(params[k] is not None for k in ("shrinkage", "priors",
                                                                            "covariance_estimator", "n_components")):
         return None
-    return ExactLDA(estimator)
+    return ExactLDA(clone(estimator))
