@@ -13,9 +13,10 @@ the label c, added in class order, so the values equal those of a loop calling t
 
 Binary models whose class-1 probability is expit(x.w + b) (a learner's ``probability_rule``:
 scikit-learn's LinearDiscriminantAnalysis and LogisticRegression, the logistic kernel) are scored
-from their rules, without the estimator's ``predict_proba`` and its input checks: d = X w + b,
-q_1 = expit(d), q_0 = 1 - q_1 as their ``predict_proba`` computes them. Only the rounding of
-the product X w may differ from the estimator's (X @ coef_.T).
+from their rules, without the estimator's ``predict_proba`` and its input checks: d = X w + b
+for a few models by one matrix product, then q_1 = expit(d), q_0 = 1 - q_1 as their
+``predict_proba`` computes them. Only the rounding of the product may differ from the
+estimator's X @ coef_.T (a unit or so in the last place of d).
 """
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ __all__ = ["PROBABILITY_LOSSES", "builtin_class_risks", "linear_probability_risk
 
 #: The built-in losses scored from class probabilities.
 PROBABILITY_LOSSES = ("log_loss", "brier")
+
+#: Models whose decision values one matrix product computes.
+_MODELS_PER_PRODUCT = 8
 
 def builtin_class_risks(name: str, P: np.ndarray, predicted: np.ndarray | None,
                         proba: np.ndarray | None) -> np.ndarray:
@@ -93,6 +97,7 @@ def linear_probability_risks(name: str, P: np.ndarray, X: np.ndarray, W: np.ndar
         averaged model by model.
     """
     from scipy.special import expit
+    from threadpoolctl import threadpool_limits
 
     if P.shape[1] != 2 or name not in PROBABILITY_LOSSES:
         raise ValueError(f"the linear route scores two classes with log_loss or brier; got {P.shape[1]} "
@@ -100,15 +105,22 @@ def linear_probability_risks(name: str, P: np.ndarray, X: np.ndarray, W: np.ndar
     X = np.ascontiguousarray(X, dtype=np.float64)
     P0, P1 = np.ascontiguousarray(P[:, 0]), np.ascontiguousarray(P[:, 1])
     values, se = np.empty(W.shape[0]), np.empty(W.shape[0])
-    # one model at a time on whole vectors, in place: faster than a matrix of decision values
-    # for many models, whose blocks outgrow the caches
-    for i in range(W.shape[0]):
-        q1 = X @ W[i]
-        q1 += b[i]
-        expit(q1, out=q1)
-        q0 = 1 - q1
-        m = _log_loss_terms(P0, P1, q0, q1) if name == "log_loss" else _brier_terms(P0, P1, q0, q1)
-        values[i], se[i] = m.mean(), m.std(ddof=1) / np.sqrt(m.size)
+    # one matrix product reads X once for a few models (a product per model reads it every
+    # time); the rest runs on one model's contiguous row in place, which stays in the caches
+    buffer, q0 = np.empty((min(_MODELS_PER_PRODUCT, W.shape[0]), X.shape[0])), np.empty(X.shape[0])
+    # one BLAS thread: replicates run in parallel processes, and threads over a product of a few
+    # models only contend (as the learners' OpenMP threads, SklearnLearner.context)
+    with threadpool_limits(limits=1, user_api="blas"):
+        for start in range(0, W.shape[0], _MODELS_PER_PRODUCT):
+            block = W[start:start + _MODELS_PER_PRODUCT]
+            decision = np.matmul(block, X.T, out=buffer[:block.shape[0]])     # (models, N), C order
+            for row, i in enumerate(range(start, start + block.shape[0])):
+                q1 = decision[row]
+                q1 += b[i]
+                expit(q1, out=q1)
+                np.subtract(1, q1, out=q0)
+                m = _log_loss_terms(P0, P1, q0, q1) if name == "log_loss" else _brier_terms(P0, P1, q0, q1)
+                values[i], se[i] = m.mean(), m.std(ddof=1) / np.sqrt(m.size)
     return values, se
 
 
