@@ -17,6 +17,13 @@ POPULATIONS = ("logistic", "gaussian_classes", "imbalanced_classes", "sparse_cla
 LOSSES = {"zero_one": zero_one, "log_loss": log_loss, "brier": brier}
 
 
+def test_the_clipping_is_the_built_in_log_loss_s():
+    from simstudy.cv.losses import _LOG_EPS
+    from simstudy.populations.class_risks import LOG_EPS
+
+    assert LOG_EPS == _LOG_EPS
+
+
 def test_hand_values_of_the_written_out_risks():
     P = np.array([[0.7, 0.3], [0.2, 0.8], [0.5, 0.5]])
     proba = np.array([[0.6, 0.4], [0.1, 0.9], [1.0, 0.0]])

@@ -24,9 +24,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from simstudy.cv.losses import _LOG_EPS
+__all__ = ["LOG_EPS", "PROBABILITY_LOSSES", "builtin_class_risks", "linear_probability_risks", "probability_rules"]
 
-__all__ = ["PROBABILITY_LOSSES", "builtin_class_risks", "linear_probability_risks", "probability_rules"]
+#: The clipping [eps, 1 - eps] of the built-in log loss (``simstudy.cv.losses``, a layer above
+#: the populations, which cannot import it; a test ties the two).
+LOG_EPS = 1e-15
 
 #: The built-in losses scored from class probabilities.
 PROBABILITY_LOSSES = ("log_loss", "brier")
@@ -58,7 +60,7 @@ def builtin_class_risks(name: str, P: np.ndarray, predicted: np.ndarray | None,
     proba = np.asarray(proba, dtype=float)
     if name == "log_loss":
         for c in range(P.shape[1]):
-            out += P[:, c] * -np.log(np.clip(proba[:, c], _LOG_EPS, 1.0))
+            out += P[:, c] * -np.log(np.clip(proba[:, c], LOG_EPS, 1.0))
         return out
     if name == "brier":
         squares = np.sum(proba * proba, axis=1)
@@ -128,7 +130,7 @@ def _log_loss_terms(P0, P1, q0, q1) -> np.ndarray:
     """-(P0 log clip(q0) + P1 log clip(q1)), overwriting q0 and q1 (negation commutes exactly
     with the products and the sum: the bits of P0 (-log q0) + P1 (-log q1))."""
     for q, weight in ((q0, P0), (q1, P1)):
-        np.clip(q, _LOG_EPS, 1.0, out=q)
+        np.clip(q, LOG_EPS, 1.0, out=q)
         np.log(q, out=q)
         q *= weight
     q0 += q1
