@@ -14,7 +14,8 @@ Conventions (documented in the README):
   caller also disables parameter validation per fit after it was done once at build time.
   For ``LinearRegression`` and ``Ridge`` (Cholesky), the fit is scikit-learn's own computation
   without the estimator around it (:mod:`simstudy.learners.linear.exact`: the same
-  coefficients bit for bit, without the estimator's per-fit overhead).
+  coefficients bit for bit, without the estimator's per-fit overhead); likewise for the binary
+  ``LinearDiscriminantAnalysis(solver="lsqr")`` (:mod:`simstudy.learners.linear.exact_lda`).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import numpy as np
 
 from simstudy.learners.base import SampleArrays
 from simstudy.learners.linear.exact import linear_fast_path
+from simstudy.learners.linear.exact_lda import lda_fast_path
 
 if TYPE_CHECKING:  # scikit-learn is imported where it is used: workers of other learners skip it
     from sklearn.base import BaseEstimator
@@ -73,6 +75,13 @@ class SklearnLearner:
         self._tree_fast = bool(fast_path) and isinstance(estimator, BaseDecisionTree)
         #: scikit-learn's own linear least-squares fit without the estimator (None: fit the estimator)
         self._linear = linear_fast_path(estimator) if fast_path else None
+        #: scikit-learn's binary lsqr LDA fit without the estimator's checks (None: fit the estimator).
+        #: Its models are scikit-learn's bit for bit, so it leaves ``fast_path`` (part of a run's
+        #: identity) as it was.
+        self._lda = lda_fast_path(estimator) if fast_path else None
+        #: binary LDA / LogisticRegression models predict from their coefficients without the
+        #: estimator's input checks (the same operations: :func:`_binary_linear_scores`)
+        self._direct_linear = bool(fast_path)
         self.fast_path = self._tree_fast or self._linear is not None
         params = estimator.get_params(deep=False)
         self._seed_random_state = "random_state" in params and params["random_state"] is None
@@ -101,8 +110,8 @@ class SklearnLearner:
         if self.task == "classification" and np.all(y == y[0]):
             return ConstantClassifier(y[0])
         seed = int(rng.integers(0, 2**31 - 1)) if self._seed_random_state else None  # drawn on every path
-        if self._linear is not None:
-            model = self._linear.fit(X, y)
+        if self._linear is not None or self._lda is not None:
+            model = (self._linear or self._lda).fit(X, y)
             if model is not None:
                 return model
         est = clone(self.template)
@@ -123,6 +132,9 @@ class SklearnLearner:
         X = np.ascontiguousarray(X, dtype=self.dtype)
         if self._tree_fast and not isinstance(model, ConstantClassifier):
             return model.predict(X, check_input=False)
+        scores = _binary_linear_scores(model, X) if self._direct_linear else None
+        if scores is not None:                      # LinearClassifierMixin.predict, two classes
+            return np.take(model.classes_, (scores > 0).astype(np.intp), axis=0)
         return model.predict(X)
 
     def predict_proba(self, state: SampleArrays, model, rows: np.ndarray) -> np.ndarray:
@@ -139,8 +151,24 @@ class SklearnLearner:
         if isinstance(model, ConstantClassifier):
             out[:, int(model.label)] = 1.0
             return out
-        out[:, labels] = model.predict_proba(np.ascontiguousarray(X, dtype=self.dtype))
+        X = np.ascontiguousarray(X, dtype=self.dtype)
+        scores = _binary_linear_scores(model, X) if self._direct_linear else None
+        if scores is not None:                      # their predict_proba with two classes
+            from scipy.special import expit
+
+            q1 = expit(scores)
+            out[:, labels] = np.stack([1 - q1, q1], axis=1)
+        else:
+            out[:, labels] = model.predict_proba(X)
         return out
+
+    def probability_rule(self, model) -> tuple[np.ndarray, float] | None:
+        """(w, b) when ``model`` is a binary LinearDiscriminantAnalysis or LogisticRegression of
+        classes 0, 1 fitted on float64 features: its ``predict_proba`` is (1 - q, q) with
+        q = expit(x.w + b), w = ``coef_[0]``, b = ``intercept_[0]``; None for any other model."""
+        if self.dtype != np.float64 or not _is_binary_linear(model) or not np.array_equal(model.classes_, [0, 1]):
+            return None
+        return np.asarray(model.coef_[0], dtype=float), float(np.reshape(model.intercept_, -1)[0])
 
     def context(self) -> contextlib.AbstractContextManager:
         """scikit-learn's input and parameter validation off for a chunk of fits (the
@@ -154,3 +182,31 @@ class SklearnLearner:
         stack.enter_context(sklearn.config_context(assume_finite=True, skip_parameter_validation=True))
         stack.enter_context(threadpool_limits(limits=1, user_api="openmp"))
         return stack
+
+
+def _expit_classifiers() -> tuple[type, ...]:
+    """The scikit-learn classes whose binary ``predict_proba`` is expit of the decision value
+    x.coef_[0] + intercept_[0] (subclasses may override it and are not among them)."""
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.linear_model import LogisticRegression
+
+    return LinearDiscriminantAnalysis, LogisticRegression
+
+
+def _is_binary_linear(model) -> bool:
+    """A fitted LinearDiscriminantAnalysis or LogisticRegression of two classes (coef_ (1, p))."""
+    if not any(type(model) is cls for cls in _expit_classifiers()):
+        return False
+    coef, intercept = getattr(model, "coef_", None), getattr(model, "intercept_", None)
+    return (np.shape(getattr(model, "classes_", ())) == (2,) and np.ndim(coef) == 2 and np.shape(coef)[0] == 1
+            and np.size(intercept) == 1)
+
+
+def _binary_linear_scores(model, X: np.ndarray) -> np.ndarray | None:
+    """Decision values X @ coef_.T + intercept_ as (rows,) of a binary LDA or LogisticRegression
+    (``LinearClassifierMixin.decision_function`` on dense float64 features without its input
+    checks), else None. Their ``predict`` is ``classes_[score > 0]`` and their ``predict_proba``
+    (1 - expit(score), expit(score))."""
+    if X.dtype != np.float64 or X.ndim != 2 or not _is_binary_linear(model) or X.shape[1] != model.coef_.shape[1]:
+        return None
+    return np.reshape(X @ model.coef_.T + model.intercept_, (-1,))

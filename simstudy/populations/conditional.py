@@ -8,7 +8,9 @@ m(x) rather than L(y_i, g(x_i)) removes the label noise from the Monte Carlo err
 Rao-Blackwellisation): for the 0-1 loss, m(x) = P(y != g(x) | x).
 
 - classification: m(x) = sum_c P(y = c | x) L(c, g(x), q(x)) for any per-point loss, the
-  user's included (the population's :meth:`ConditionalClassTruth.class_probabilities`);
+  user's included (the population's :meth:`ConditionalClassTruth.class_probabilities`); the
+  built-in losses are written out over the classes and binary linear models are scored from
+  their coefficients (:mod:`simstudy.populations.class_risks`, the same values);
 - regression: the population's :meth:`ConditionalRegressionTruth.conditional_loss` for the squared
   and absolute losses; other losses fall back to the mean loss over the sample with its labels.
 
@@ -21,6 +23,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from simstudy.populations.class_risks import (
+    PROBABILITY_LOSSES, builtin_class_risks, linear_probability_risks, probability_rules,
+)
 from simstudy.populations.regression import _SampledTruth
 
 __all__ = ["ConditionalClassTruth", "ConditionalRegressionTruth", "builtin_loss_name"]
@@ -63,13 +68,20 @@ class _ConditionalTruth(_SampledTruth):
         if not callable(getattr(learner, "predict_features", None)):
             return None
         X, _ = self.evaluation_set(getattr(learner, "dtype", np.float64))
+        risks = self.sampled_risks(learner, X, models, loss)
+        return None if risks is None else RiskValues(*risks)
+
+    def sampled_risks(self, learner: Any, X: np.ndarray, models: Sequence[Any],
+                      loss: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        """Mean of :meth:`conditional_risks` over the evaluation points ``X`` and its standard
+        error, per model; None when a model has no conditional risk."""
         values, se = np.empty(len(models)), np.empty(len(models))
         for i, model in enumerate(models):
             per_point = self.conditional_risks(learner, X, model, loss)
             if per_point is None:
                 return None
             values[i], se[i] = _mean_and_se(per_point)
-        return RiskValues(values, se)
+        return values, se
 
     def _evaluation_features(self) -> np.ndarray:
         """The evaluation sample's features in float64 (whatever dtype a learner predicts from)."""
@@ -92,16 +104,43 @@ class ConditionalClassTruth(_ConditionalTruth):
         return self._probabilities
 
     def conditional_risks(self, learner: Any, X: np.ndarray, model: Any, loss: Any) -> np.ndarray:
-        """m(x) = sum_c P(c | x) L(c, g(x), q(x)) (any per-point loss)."""
+        """m(x) = sum_c P(c | x) L(c, g(x), q(x)) (any per-point loss; the built-in ones written out
+        over the classes, :func:`~simstudy.populations.class_risks.builtin_class_risks`)."""
         P = self.evaluation_probabilities()
-        predicted = learner.predict_features(model, X)
+        name = builtin_loss_name(loss)
+        predicted = learner.predict_features(model, X) if name is None or not loss.needs_proba else None
         proba = None
         if loss.needs_proba:
             proba = learner.predict_features_proba(model, X, n_classes=P.shape[1])
+        if name in ("zero_one", *PROBABILITY_LOSSES):
+            return builtin_class_risks(name, P, predicted, proba)
         out = np.zeros(X.shape[0])
         for c in range(P.shape[1]):
             out += P[:, c] * loss(np.full(X.shape[0], c, dtype=np.int64), predicted, proba)
         return out
+
+    def sampled_risks(self, learner: Any, X: np.ndarray, models: Sequence[Any],
+                      loss: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        """As the generic mean over the points, with the binary models whose probabilities are
+        expit(x.w + b) scored from their rules for a built-in probability loss
+        (:func:`~simstudy.populations.class_risks.linear_probability_risks`)."""
+        name = builtin_loss_name(loss)
+        P = self.evaluation_probabilities()
+        rules = probability_rules(learner, models) if name in PROBABILITY_LOSSES and P.shape[1] == 2 \
+            else [None] * len(models)
+        linear = [i for i, rule in enumerate(rules) if rule is not None]
+        others = [i for i, rule in enumerate(rules) if rule is None]
+        values, se = np.empty(len(models)), np.empty(len(models))
+        if others:
+            rest = super().sampled_risks(learner, X, [models[i] for i in others], loss)
+            if rest is None:
+                return None
+            values[others], se[others] = rest
+        if linear:
+            W = np.array([rules[i][0] for i in linear], dtype=float).reshape(len(linear), -1)
+            b = np.array([rules[i][1] for i in linear], dtype=float)
+            values[linear], se[linear] = linear_probability_risks(name, P, self._evaluation_features(), W, b)
+        return values, se
 
     def __getstate__(self):  # workers recompute the probabilities with the evaluation set
         state = super().__getstate__()

@@ -178,6 +178,11 @@ class LogisticLearner:
         out[:, 0], out[:, 1] = 1 - p, p
         return out
 
+    def probability_rule(self, model: LogisticModel) -> tuple[np.ndarray, float] | None:
+        """(w, b): :meth:`predict_features_proba` is (1 - q, q) with q = expit(x.w + b); None for
+        the constant rule (one-hot probabilities)."""
+        return None if model.constant else (np.asarray(model.w, dtype=float), float(model.b))
+
     def cross_validate(self, state: LogisticState, labels: np.ndarray, K: int, rng: np.random.Generator,
                        keep_models: bool = True) -> Folds:
         """K-fold CV, the K fits in one compiled call: the same models, seeds and predictions as
