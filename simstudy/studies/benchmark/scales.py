@@ -118,8 +118,9 @@ _CHEAP = _CHEAP_CLASSIFICATION + _CHEAP_REGRESSION
 _COSTLY_FOR_LINEAR = ("sparse_classes", "breast_cancer", "digits", "letter", "friedman1", "sparse_linear")
 _SMALL_POPULATIONS = ("logistic", "wine", "iris", "fair", "anes96", "modechoice", "diabetes", "randhie", "star98",
                       "engel", "grunfeld")
-#: Estimated at about 7.5 h wall on 2 cores from measured per-fit costs (benchmarks/benchmark_scales.py,
-#: results/benchmarks/benchmark_quick.jsonl); the forests and boosting run at their presets' sizes.
+#: Sized to run on 2 cores within a working day: its cost per cell is predicted by a pilot of the real cells
+#: (benchmarks/benchmark_pilot.py, records in results/benchmarks/benchmark_pilot.jsonl); the forests and
+#: boosting run at their presets' sizes.
 _FULL_BLOCKS = (
     Block(_LINEAR, _CHEAP, (50, 100)),
     Block(_LINEAR, _CHEAP, (200,), procedures=_MID_PROCEDURES),
