@@ -223,13 +223,21 @@ def validate(rows: list[dict], run: Path) -> dict:
 
 
 def main() -> None:
+    from simstudy.studies.benchmark.scales import SCALES
+
+    def positive(text: str) -> int:
+        value = int(text)
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+        return value
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", default="full")
-    parser.add_argument("--jobs", type=int, default=2, help="pilot processes (each one thread)")
+    parser.add_argument("--scale", default="full", choices=sorted(SCALES))
+    parser.add_argument("--jobs", type=positive, default=2, help="pilot processes (each one thread)")
     parser.add_argument("--cell-seconds", type=float, default=0.75, help="target pilot CPU seconds per cell")
     parser.add_argument("--min-replicates", type=int, default=2)
     parser.add_argument("--max-replicates", type=int, default=4)
-    parser.add_argument("--cores", type=int, default=2, help="cores of the wall-time prediction")
+    parser.add_argument("--cores", type=positive, default=2, help="cores of the wall-time prediction")
     parser.add_argument("--data", action="append", default=[], metavar="MECHANISM=PATH",
                         help="a local file of a data-backed mechanism (default: letter from ../shared/data if there)")
     parser.add_argument("--validate", default=None, metavar="RUN_DIR", help="compare with a run's measured shards")
