@@ -190,6 +190,22 @@ def test_audit_end_to_end(tmp_path, letter_like_file):
     assert np.all(intervals["low"] <= estimate) and np.all(estimate <= intervals["high"])
 
 
+def test_renamed_or_moved_file_gives_the_same_audit(tmp_path, letter_like_file):
+    """The simulated training sets depend on the rows, the options and the seed, not on the file's name or folder:
+    the same rows under another name elsewhere give the same calibration table and intervals."""
+    path = letter_like_file[0]
+    other = tmp_path / "elsewhere" / "renamed.csv"
+    other.parent.mkdir()
+    other.write_bytes(path.read_bytes())
+    options = dict(replicates=20, nested_cv_replicates=0, splits=1, K=5, n_jobs=1, progress=False,
+                   positive=list("ABCDEFGHIJKLM"))
+    first, second = audit(path, **options), audit(other, **options)
+    for setting in ("n", "n/2"):
+        pd.testing.assert_frame_equal(first.tests[setting], second.tests[setting])
+    pd.testing.assert_frame_equal(first.intervals, second.intervals)
+    assert first.settings["data"] != second.settings["data"]
+
+
 def test_audit_without_nested_cv_writes_its_report(tmp_path, letter_like_file):
     """--nested-cv-replicates 0: nested CV keeps its interval but has no simulated size; the figure
     draws no bar for it instead of failing on the missing counts."""

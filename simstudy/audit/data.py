@@ -15,7 +15,6 @@ then its last column unless ``label_column`` says otherwise).
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from simstudy.errors import ConfigError
@@ -67,7 +66,9 @@ def resolve_task(learner: Any, loss: Any) -> tuple[str, Any]:
 def _from_file(data: Any, task: str, label_column: Any, positive: Any):
     from simstudy.populations import build_population
 
-    spec = {"kind": "tabular", "name": Path(str(data)).stem, "path": str(data), "label_column": label_column,
+    # one name for every file: the population's name enters the seed of every simulated training set, and the
+    # same rows must give the same audit whatever the file is called (the report names the file itself)
+    spec = {"kind": "tabular", "name": "user_data", "path": str(data), "label_column": label_column,
             "positive": positive, "replace": True}
     if task == "regression":
         spec["task"] = "regression"
