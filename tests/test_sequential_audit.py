@@ -296,6 +296,28 @@ def test_observe_couple_and_still_needed():
     assert still_needed(states, power.where(power.index != "middle", 0.2)) == {"n/2": [], "n": []}
 
 
+def test_nested_cv_stops_once_not_needed():
+    """Nested CV stops in a setting once it no longer holds the run: its question closes ("not needed") and the
+    setting's nested_cv_replicates drops to the replicates it has run; where it still holds the run, or has
+    already run its replicates, nothing changes."""
+    from simstudy.audit.rounds import NESTED, _stop_nested
+
+    open_state, trusted = SequentialState(), SequentialState(verdict="trusted", trust_open=False,
+                                                             liberal_open=False, look=1, replicates=100,
+                                                             rejections=1)
+    states = {"n/2": {NESTED: open_state, "a": open_state}, "n": {NESTED: trusted, "a": open_state}}
+    out, nested = _stop_nested(states, {"n/2": [NESTED, "a"], "n": ["a"]}, {"n/2": 200, "n": 200},
+                               {"n/2": 100, "n": 100})
+    assert nested == {"n/2": 200, "n": 100}
+    assert out["n/2"][NESTED] == open_state and out["n"][NESTED] == trusted      # a settled verdict is kept
+    out, nested = _stop_nested(states, {"n/2": ["a"], "n": []}, {"n/2": 200, "n": 100}, {"n/2": 150, "n": 100})
+    assert nested == {"n/2": 150, "n": 100}
+    assert out["n/2"][NESTED].verdict == "undecided" and out["n/2"][NESTED].reason == "not needed"
+    assert out["n/2"]["a"] == open_state
+    out, nested = _stop_nested(states, {"n/2": [], "n": []}, {"n/2": 50, "n": 50}, {"n/2": 100, "n": 100})
+    assert nested == {"n/2": 50, "n": 50} and out["n/2"][NESTED] == open_state   # its replicates all ran
+
+
 def test_recommend_with_sequential_verdicts():
     """The recommendation reads the sequential verdicts: trusted in both settings, liberal in either."""
     from simstudy.audit.recommend import recommend
@@ -316,7 +338,7 @@ def test_recommend_with_sequential_verdicts():
 def test_rounds_give_the_records_of_a_fixed_run(tmp_path):
     """The rounds extend each setting's run directory look by look (two chunks per worker and look); the final
     records, summary and tests are those of an in-memory run of the same length with the same seed (the engine's
-    extension mechanism), and the verdicts follow."""
+    extension mechanism) and nested CV on the replicates the rounds gave it, and the verdicts follow."""
     from simstudy import run_study
     from simstudy.audit.data import user_population, without_replacement
     from simstudy.audit.rounds import look_chunk_size, run_rounds
@@ -328,18 +350,22 @@ def test_rounds_give_the_records_of_a_fixed_run(tmp_path):
 
     X, y = make_letter_like(200, seed=3)
     pop = user_population(None, X, (y < "N").astype(int), "classification", "auto", None)
-    params = dict(learner=build_learner("tree", population=pop), K=5, splits=1, nested_cv_replicates=10,
+    params = dict(learner=build_learner("tree", population=pop), K=5, splits=1, nested_cv_replicates=60,
                   alpha=0.05, seed=4, loss="zero_one", n_jobs=2, progress=False)
     designs = {"main": design(60, LIMIT, ERROR, (0.05, 0.07), looks=(30, 60)),
-               "nested_cv": audit_design(10, 0.05, 0.01, 0.95)}
+               "nested_cv": design(60, LIMIT, ERROR, (0.05, 0.07), looks=(30, 60))}
     settings = {"n/2": (without_replacement(pop), 100), "n": (pop, 200)}
     run = run_rounds(settings, params, designs, tmp_path)
+    # nested CV's question closed at the first look in both settings, which ran on to 60: its later replicates
+    # skipped it, and the records are those of a fixed run with nested CV on the first 30
+    assert run.nested_cv_replicates == {"n/2": 30, "n": 30}
+    assert {name: int(r.tests["replicates"].max()) for name, r in run.results.items()} == {"n/2": 60, "n": 60}
     for name, (population, size) in settings.items():
         result = run.results[name]
         length = int(result.tests["replicates"].max())
         assert length in (30, 60) and (tmp_path / f"setting_{list(settings).index(name)}" / "shards").is_dir()
         fixed = run_study("rho_hat", population=population, sizes=[size], replicates=length,
-                          **{**params, "n_jobs": 1})
+                          **{**params, "n_jobs": 1, "nested_cv_replicates": run.nested_cv_replicates[name]})
         timing = [c for c in fixed.records.columns if "time" in c]
         pd.testing.assert_frame_equal(result.records.drop(columns=timing).reset_index(drop=True),
                                       fixed.records.drop(columns=timing).reset_index(drop=True))

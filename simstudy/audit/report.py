@@ -157,6 +157,18 @@ def _sequential_rule_text(result) -> list[str]:
         frame_to_markdown(operating_table(main)), ""]
 
 
+def _nested_text(result) -> str:
+    """How many replicates nested CV's rows rest on, per setting (the sequential rule may stop it early)."""
+    s = result.settings
+    counts = {k: int(t.set_index("procedure").loc["nested_cv", "replicates"]) if "nested_cv" in set(t["procedure"])
+              else 0 for k, t in result.tests.items()}
+    where = " and ".join(f"{v} at {k}" for k, v in counts.items())
+    if result.designs and any(v < s["nested_cv_replicates"] for v in counts.values()):
+        return (f"Nested CV, run on at most the first {s['nested_cv_replicates']} replicates, rests on {where}: "
+                "the sequential rule stops it in a setting once its verdict there cannot change the recommendation.")
+    return f"Nested CV ran on the first {s['nested_cv_replicates']} replicates only ({where} with a result)."
+
+
 def audit_markdown(result) -> str:
     """The report as Markdown."""
     s, alpha = result.settings, result.settings["alpha"]
@@ -168,8 +180,8 @@ def audit_markdown(result) -> str:
     iv[["low", "high", "width"]] = iv[["low", "high", "width"]].round(4)
     iv["rho_hat"] = iv["rho_hat"].round(3)
     rule = _sequential_rule_text(result) if result.designs else _fixed_rule_text(result)
-    nested = (f"Nested CV ran on the first {s['nested_cv_replicates']} replicates only."
-              if s["nested_cv_replicates"] else "Nested CV was not simulated (nested_cv_replicates = 0).")
+    nested = _nested_text(result) if s["nested_cv_replicates"] else \
+        "Nested CV was not simulated (nested_cv_replicates = 0)."
     lines = [
         f"# CV audit: {s['learner']} on {s['data']} ({result.n} rows, K = {result.K}, {s['loss']} loss)", "",
         f"**Your CV estimate: {result.estimate:.4f}; recommended {100 * (1 - alpha):g}% interval "

@@ -19,6 +19,13 @@ the looks the audit makes anyway; a procedure left open when the audit stops is 
 needed"). Every setting runs the first look; within a look the settings run in the order given
 (the cheaper first, so that what it settles can spare the other's replicates).
 
+Nested CV, by far the dearest procedure per replicate, stops early too: once it no longer holds a
+setting's run (settled, its trust question closed, or less powerful than a procedure trusted in
+both settings) after that setting has run k replicates, its question there is closed ("not
+needed") and the setting's later replicates skip it. ``nested_cv_replicates`` is lowered to k,
+which changes no record already written (:func:`simstudy.studies.settings.prefix`): each
+setting's records stay those of a fixed run with nested CV on its first k replicates.
+
 Every way a question closes early (curtailment, coupling, stopping) only removes verdicts: the
 procedure is declared trusted (liberal) only where the design alone would have declared it, so
 each setting's errors stay within the design's exact bounds (:mod:`simstudy.audit.sequential`).
@@ -28,7 +35,7 @@ from __future__ import annotations
 import logging
 import math
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -37,7 +44,9 @@ import pandas as pd
 from simstudy.audit.recommend import REFERENCE
 from simstudy.audit.sequential import SequentialDesign, SequentialState
 from simstudy.studies.base import StudyTables
+from simstudy.studies.rho_hat.config import RhoHatConfig
 from simstudy.studies.rho_hat.study import RhoHatStudy
+from simstudy.studies.settings import prefix
 
 __all__ = ["AuditRhoHatStudy", "SequentialRun", "couple", "look_chunk_size", "observe", "run_rounds",
            "still_needed"]
@@ -48,10 +57,20 @@ log = logging.getLogger("simstudy")
 NESTED = "nested_cv"
 
 
+@dataclass
+class AuditRhoHatConfig(RhoHatConfig):
+    """The rho_hat settings of an audit's look: ``nested_cv_replicates`` is a prefix (not part of the run's
+    identity), so that the rounds can stop nested CV in a setting once it is no longer needed."""
+
+    nested_cv_replicates: int = prefix(100)
+
+
 class AuditRhoHatStudy(RhoHatStudy):
     """The rho_hat study as the audit runs it at each look: the same records, summary and tests; none of the
     study's own figures, goal table, Markdown tables or headline (the audit reads the summary and tests of a
     scratch run directory and writes its own report, and each look would otherwise write them again)."""
+
+    Config = AuditRhoHatConfig
 
     def aggregate(self, records: dict[str, pd.DataFrame]) -> StudyTables:
         return self.summary_and_tests(records)
@@ -78,11 +97,15 @@ class SequentialRun:
         Per setting, per procedure (the reference excluded).
     designs : dict of SequentialDesign
         "main" and, when nested CV runs, "nested_cv".
+    nested_cv_replicates : dict of int
+        Per setting, the leading replicates that ran nested CV (the module docstring: at most the
+        ``nested_cv_replicates`` asked for).
     """
 
     results: dict[str, Any]
     states: dict[str, dict[str, SequentialState]]
     designs: dict[str, SequentialDesign]
+    nested_cv_replicates: dict[str, int] = field(default_factory=dict)
 
 
 def _design(procedure: str, designs: dict[str, SequentialDesign]) -> SequentialDesign:
@@ -189,6 +212,8 @@ def run_rounds(settings: dict[str, tuple[Any, int]], params: dict[str, Any], des
     results: dict[str, Any] = {}
     states: dict[str, dict[str, SequentialState]] = {name: {} for name in settings}
     needed = {name: ["(first look)"] for name in settings}
+    nested = {name: int(params.get("nested_cv_replicates", 0)) for name in settings}
+    ran = {name: 0 for name in settings}
     previous = 0
     for j, n in enumerate(designs["main"].looks):
         for number, (name, (population, size)) in enumerate(settings.items()):
@@ -198,16 +223,30 @@ def run_rounds(settings: dict[str, tuple[Any, int]], params: dict[str, Any], des
                 results[name] = run_study(AuditRhoHatStudy, population=population, sizes=[size], replicates=n,
                                           chunk_size=look_chunk_size(n - previous, params.get("n_jobs", -1)),
                                           out=folder / f"setting_{number}",
-                                          **params)
+                                          **{**params, "nested_cv_replicates": nested[name]})
+            ran[name] = n
             states[name] = observe(states[name], results[name].tests, n, designs)
             states = couple(states)
             if power_setting in results:
                 power = results[power_setting].tests.set_index("procedure")["power"]
                 needed = {**needed, **still_needed(states, power)}
+        states, nested = _stop_nested(states, needed, nested, ran)
         previous = n
         log.info("audit look %d (%d replicates): still needed %s", j + 1, n,
                  "; ".join(f"{k}: {', '.join(v) or 'none'}" for k, v in needed.items()))
         if not any(needed.values()):
             break
     states = {name: {p: s.close("not needed") for p, s in v.items()} for name, v in states.items()}
-    return SequentialRun(results, states, designs)
+    return SequentialRun(results, states, designs, {name: min(nested[name], ran[name]) for name in settings})
+
+
+def _stop_nested(states: dict[str, dict[str, SequentialState]], needed: dict[str, list[str]],
+                 nested: dict[str, int], ran: dict[str, int]):
+    """Close nested CV's question in each setting whose run it no longer holds, and lower that setting's
+    ``nested_cv_replicates`` to the replicates it has run (module docstring). Returns (states, nested)."""
+    states, nested = {k: dict(v) for k, v in states.items()}, dict(nested)
+    for name, mine in states.items():
+        if NESTED in mine and NESTED not in needed[name] and ran[name] < nested[name]:
+            mine[NESTED] = mine[NESTED].close("not needed")
+            nested[name] = ran[name]
+    return states, nested

@@ -16,11 +16,11 @@ import numpy as np
 
 from simstudy.errors import ConfigError
 
-__all__ = ["StudyConfig", "targets_of", "extent", "report", "fail", "as_list", "validate_sizes", "validate_level",
-           "ROLE", "RECORD", "EXTENT", "REPORT"]
+__all__ = ["StudyConfig", "targets_of", "extent", "prefix", "report", "fail", "as_list", "validate_sizes", "validate_level",
+           "ROLE", "RECORD", "EXTENT", "REPORT", "PREFIX"]
 
 ROLE = "role"
-RECORD, EXTENT, REPORT = "record", "extent", "report"
+RECORD, EXTENT, REPORT, PREFIX = "record", "extent", "report", "prefix"
 
 
 def _field(role: str, default: Any, default_factory: Any) -> Any:
@@ -32,6 +32,17 @@ def _field(role: str, default: Any, default_factory: Any) -> Any:
 def extent(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING) -> Any:
     """A config field that only sets how much is computed (a larger value extends a run)."""
     return _field(EXTENT, default, default_factory)
+
+
+def prefix(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING) -> Any:
+    """A count k of leading replicates that get extra work (nested CV on replicates r < k).
+
+    Lowering k to a number of replicates already run changes no record: the replicates below k keep
+    their extra work and none after them get it, so the records equal those of a run with the lower
+    k from the start. Such a field is therefore not part of a run's identity; the one caller that
+    lowers it (the sequential audit's rounds, :mod:`simstudy.audit.rounds`) keeps to that rule.
+    """
+    return _field(PREFIX, default, default_factory)
 
 
 def report(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING) -> Any:
