@@ -55,6 +55,17 @@ def _restore_process_state():
             signal.signal(s, handler)
 
 
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Figures a test asks for (``result.figures()`` hands them to the caller, as pyplot does) are closed after
+    it, so that one xdist worker running a whole file does not pile them up."""
+    yield
+    import sys
+
+    if "matplotlib.pyplot" in sys.modules:   # a test that never drew imports nothing here
+        sys.modules["matplotlib.pyplot"].close("all")
+
+
 def make_letter_like(rows: int = 400, seed: int = 0):
     """Small Letter-like data: 16 integer features 0..15, class letters A..Z."""
     rng = np.random.default_rng(seed)
