@@ -206,6 +206,40 @@ def test_renamed_or_moved_file_gives_the_same_audit(tmp_path, letter_like_file):
     assert first.settings["data"] != second.settings["data"]
 
 
+def _assert_same_audit(first, second) -> None:
+    for setting in ("n", "n/2"):
+        pd.testing.assert_frame_equal(first.tests[setting], second.tests[setting])
+        pd.testing.assert_frame_equal(first.summaries[setting], second.summaries[setting])
+    pd.testing.assert_frame_equal(first.intervals, second.intervals)
+    assert first.recommendation.procedure == second.recommendation.procedure
+
+
+def test_a_file_and_the_same_rows_as_arrays_give_the_same_audit(letter_like_file):
+    """The seed identity of a file's rows is that of the same rows given as X= and y= (binarised as the
+    file's positive labels say, or as text labels), so the command line and a notebook agree."""
+    path, X, y = letter_like_file
+    options = dict(replicates=20, nested_cv_replicates=5, splits=1, K=5, n_jobs=1, progress=False, rule="fixed")
+    positive = list("ABCDEFGHIJKLM")
+    from_file = audit(path, positive=positive, **options)
+    binary = np.isin(np.asarray(y), positive).astype(int)
+    _assert_same_audit(from_file, audit(X=np.asarray(X, float), y=binary, **options))
+    _assert_same_audit(from_file, audit(X=np.asarray(X, float), y=np.where(binary == 1, "yes", "no"), **options))
+
+
+def test_a_regression_file_and_the_same_rows_as_arrays_give_the_same_audit(tmp_path):
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    path = tmp_path / "diabetes.csv"
+    pd.DataFrame(np.column_stack([X, y])).to_csv(path, header=False, index=False)
+    options = dict(learner="ridge_regressor", replicates=20, nested_cv_replicates=5, splits=1, K=5, n_jobs=1,
+                   progress=False, rule="fixed")
+    from_file = audit(path, **options)
+    # the file holds the rows as text: compare with the values a reader of that text gets
+    rows = pd.read_csv(path, header=None).to_numpy(float)
+    _assert_same_audit(from_file, audit(X=rows[:, :-1], y=rows[:, -1], **options))
+
+
 def test_audit_without_nested_cv_writes_its_report(tmp_path, letter_like_file):
     """--nested-cv-replicates 0: nested CV keeps its interval but has no simulated size; the figure
     draws no bar for it instead of failing on the missing counts."""

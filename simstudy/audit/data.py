@@ -91,11 +91,25 @@ def user_population(data: Any, X: Any, y: Any, task: str, label_column: Any, pos
         raise ConfigError(f"positive={positive!r} is invalid for a regression audit (a real target is not "
                           "binarised): drop it, or use a classifier.")
     if data is not None:
-        return _from_file(data, task, label_column, positive)
+        return _seeded_as_arrays(_from_file(data, task, label_column, positive))
     if positive is not None:
         raise ConfigError(f"positive={positive!r} applies to a data file; with arrays, binarise y yourself.")
     # the checks of population=(X, y) (simstudy.populations.in_memory), named as the audit's X= and y=
     return arrays_population(X, y, task, name="user_data", replace=True, source="arrays", prefix="")
+
+
+def _seeded_as_arrays(pop):
+    """A file's population with the seed identity of the same rows given as arrays.
+
+    The seed identity enters every simulated training set's seed; a file's own (its positive labels,
+    rows and features) would give other simulations than ``X=``/``y=`` holding the same rows, so the
+    audit seeds every route as :func:`~simstudy.populations.in_memory.arrays_population` does. The
+    report still names the file (``source``)."""
+    from simstudy.populations.finite import TabularPopulation
+
+    seed_info = {"source": "arrays"} if pop.task == "classification" else {"source": "arrays", "task": pop.task}
+    return TabularPopulation(pop.X, pop.y, name="user_data", replace=True, seed_info=seed_info,
+                             fingerprint=pop.fingerprint, source=getattr(pop, "source", None), task=pop.task)
 
 
 def without_replacement(pop):
