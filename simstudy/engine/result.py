@@ -77,7 +77,11 @@ class StudyResult:
         return float(self.manifest.get("wall_time_s", float("nan")))
 
     def figures(self) -> dict[str, Any]:
-        """The study's figures as matplotlib Figures, by name."""
+        """The study's figures as matplotlib Figures, by name.
+
+        They are pyplot figures, as ``plt.subplots`` gives: a notebook shows them, and a script that
+        draws many should close them when done (``plt.close(fig)`` or ``plt.close("all")``).
+        """
         from simstudy.report.figures import draw_figure
 
         return {name: draw_figure(figure) for name, figure in self._figure_makers().items()}
