@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 from pathlib import Path
 
 import numpy as np
@@ -273,14 +272,11 @@ def write_report(result, folder: Path) -> list[Path]:
     check_report_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     text = audit_markdown(result)
-    fig = audit_figure(result)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    png = save_figure(fig, folder / "figures" / "audit.png")
+    png = save_figure(audit_figure(result), folder / "figures" / "audit.png")   # drawn once: the page embeds the file
     files = [folder / "report.md", folder / "report.html", png, folder / "intervals.csv", folder / "calibration.csv"]
     write_csv_atomic(result.intervals, files[3])
     write_csv_atomic(pd.concat([t.assign(setting=k) for k, t in result.tests.items()]), files[4])
-    write_text_atomic(files[1], _html(text, buffer.getvalue()))
+    write_text_atomic(files[1], _html(text, png.read_bytes()))
     write_text_atomic(files[0], text)  # last: report.md marks the folder as an audit's
     return files
 
