@@ -59,6 +59,34 @@ def test_an_extended_run_computes_only_new_cells_and_keeps_old_records(tmp_path)
     pd.testing.assert_frame_equal(_main_records(alone, False), new.drop(columns=["cpu_seconds"]))
 
 
+
+def test_a_data_file_changed_in_place_is_refused_when_the_run_goes_on(tmp_path):
+    """The mechanisms' data are fingerprinted in run_state.json: the same file resumes; other rows at the same
+    path are refused (naming the mechanism) before any work, and the run's records stay as they were."""
+    import json
+
+    from conftest import make_letter_like
+    from simstudy.errors import UserError
+
+    def write(path, seed):
+        X, y = make_letter_like(rows=300, seed=seed)
+        path.write_text("\n".join(",".join([c] + [str(v) for v in row]) for c, row in zip(y, X)) + "\n")
+
+    data, out = tmp_path / "letter.data", tmp_path / "run"
+    write(data, 0)
+    grid = dict(procedures=["kfold_t"], mechanisms=["letter"], learners=["lda"], losses=["zero_one"], sizes=[40],
+                replicates=4, data={"letter": str(data)})
+    first = run_benchmark("ci", out=out, **grid)
+    state = json.loads((out / "run_state.json").read_text())
+    assert set(state["data"]) == {"mechanism letter"}
+    assert run_benchmark("ci", out=out, **{**grid, "replicates": 6}).run.manifest["resumed_chunks"] >= 1
+    records = (out / "replicates.parquet").read_bytes()
+    write(data, 1)
+    with pytest.raises(UserError, match="'mechanism letter' computed on other data"):
+        run_benchmark("ci", out=out, **{**grid, "replicates": 8})
+    assert (out / "replicates.parquet").read_bytes() == records
+    assert len(first.run.records) == 4
+
 def test_records_do_not_depend_on_n_jobs():
     one = run_benchmark("ci", **SMALL, n_jobs=1)
     two = run_benchmark("ci", **SMALL, n_jobs=2)

@@ -31,7 +31,8 @@ def run_identity(study: Study) -> RunIdentity:
     if study.loss is not None:
         content["loss"] = study.loss.describe()
     subjects = {name: _digest(spec) for name, spec in study.subjects().items()}
-    return RunIdentity(study.name, _digest(content), subjects, json.loads(json.dumps(content, default=str)))
+    data = {str(name): str(digest) for name, digest in study.data_fingerprints().items()}
+    return RunIdentity(study.name, _digest(content), subjects, json.loads(json.dumps(content, default=str)), data)
 
 
 def _describe(part: Any) -> dict[str, Any]:

@@ -7,6 +7,9 @@
   with subjects (cv_clt's learners), a hash per subject. The same identity resumes or extends
   the run (more replicates, sizes or subjects: only the new work is computed); another identity,
   or a known subject with another specification, is refused unless ``runner.overwrite=true``.
+  A study that reads data sets beyond its one population (the benchmark's mechanisms) records
+  their fingerprints too, outside the hash: a data set recorded with other contents is refused
+  the same way, so that a data file changed in place never mixes its records with the old ones.
   Every shard carries the identity hash and is checked on load (:class:`simstudy.engine.shards.ShardStore`).
 - **Lock.** A process holds an exclusive ``flock`` on ``run.lock`` for the whole run; a second
   process on the same directory is refused with the holder's pid, host and start time. The
@@ -58,12 +61,15 @@ class RunIdentity:
         Subject name -> hash of its specification.
     content : dict
         What was hashed (kept in ``run_state.json`` so that a refusal can say what changed).
+    data : dict
+        Data set name -> fingerprint of its contents (:meth:`simstudy.Study.data_fingerprints`).
     """
 
     study: str
     hash: str
     subjects: dict[str, str] = field(default_factory=dict)
     content: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, str] = field(default_factory=dict)
 
 
 def _changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
@@ -275,6 +281,11 @@ class RunDirectory:
             if old is not None and old != digest:
                 return (f"hydra.run.dir={str(self.path)!r} holds subject {name!r} with other settings "
                         f"({old} there, {digest} now)")
+        for name, digest in identity.data.items():
+            old = state.get("data", {}).get(name)
+            if old is not None and old != digest:
+                return (f"hydra.run.dir={str(self.path)!r} holds records of {name!r} computed on other data "
+                        f"(fingerprint {old[:12]} there, {digest[:12]} now): give the same data, or a new directory")
         return ""
 
     def _clear(self) -> None:
@@ -312,8 +323,11 @@ class RunDirectory:
             raise
         self.resumed = state is not None
         subjects = {**(state or {}).get("subjects", {}), **identity.subjects}
+        data = {**(state or {}).get("data", {}), **identity.data}
         payload = {"format": STATE_FORMAT, "study": identity.study, "identity_hash": identity.hash,
                    "subjects": subjects, "identity": identity.content}
+        if data:
+            payload["data"] = data
         write_text_atomic(self.path / STATE_FILE, json.dumps(payload, indent=1, sort_keys=True, default=str) + "\n")
         return self
 

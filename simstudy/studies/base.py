@@ -199,6 +199,12 @@ class Study:
         learners and comparisons); a run directory refuses a subject whose specification changed."""
         return {}
 
+    def data_fingerprints(self) -> dict[str, str]:
+        """Fingerprints of the data sets the study reads beyond its one ``population`` (the benchmark's
+        mechanisms), by name; a run directory refuses a name whose data changed (call after
+        :meth:`check`). The study's own ``population`` is fingerprinted in the run's identity."""
+        return {}
+
     # -- the work
     def phases(self, on_error: str = "record") -> list[Phase]:
         raise NotImplementedError(f"study {self.name!r} defines no phases")

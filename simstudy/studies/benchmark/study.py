@@ -129,6 +129,12 @@ class BenchmarkStudy(Study):
         return {name: {"procedure": name, "design": repr(p.design), "estimand": p.estimand, "kind": p.kind}
                 for name, p in self.procedures.items()}
 
+    def data_fingerprints(self) -> dict[str, str]:
+        """The data-backed mechanisms' fingerprints (a file given by ``data``, a download, a data set
+        shipped in a package): a run directory refuses to add cells on changed data."""
+        return {f"mechanism {name}": pop.fingerprint for name, pop in self.populations.items()
+                if getattr(pop, "fingerprint", None)}
+
     def phases(self, on_error: str = "record") -> list[Phase]:
         from simstudy.studies.benchmark.truth_worker import TruthCondition, TruthWorker
         from simstudy.studies.benchmark.worker import BenchmarkWorker
