@@ -94,7 +94,7 @@ def _rebuild(directory: Path) -> StudyResult:
     """Rebuild the final files of ``directory`` from its shards (see :func:`load_run`), under the run's lock."""
     import yaml
 
-    from simstudy.engine.rundir import RunDirectory
+    from simstudy.engine.rundir import DirectoryNames, RunDirectory
 
     path = directory / MANIFEST_FILE
     try:
@@ -107,7 +107,7 @@ def _rebuild(directory: Path) -> StudyResult:
         raise UserError(f"{str(directory)!r} cannot be rebuilt: {MANIFEST_FILE} or config.yaml is unreadable "
                         f"({type(exc).__name__}). Run the study's command again with the same directory: it checks "
                         "every shard and computes only what is missing.") from None
-    run_dir = RunDirectory(directory).lock()
+    run_dir = RunDirectory(directory, DirectoryNames("directory", "rebuild it later")).lock()
     try:
         records = rebuild_records(directory, manifest, study)
         manifest = {**manifest, "rebuilt_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}

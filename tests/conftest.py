@@ -112,5 +112,6 @@ def run_config(cfg, out, command: str = "simstudy"):
     """Run a composed config into ``out`` as the CLI does; returns the StudyResult."""
     from simstudy.cli.hydra import plan_from_config
     from simstudy.engine.execution import execute
+    from simstudy.engine.rundir import RunDirectory
 
-    return execute(plan_from_config(cfg, command), out)
+    return execute(plan_from_config(cfg, command), RunDirectory(out))   # the command's directory names its flags

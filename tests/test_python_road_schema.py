@@ -154,3 +154,19 @@ def test_logistic_regression_preset_uses_newton_cholesky():
     res = simstudy.run_study("cv_variance", population="logistic", learner="logistic_regression", sizes=[40],
                              replicates=5, n_jobs=1, progress=False)
     assert res.manifest["learner"]["engine"] != "scikit-learn"
+
+
+def test_a_refused_directory_names_the_python_arguments(tmp_path):
+    """From Python the refusal names ``out`` and ``overwrite=True`` (the command line's names are
+    ``hydra.run.dir`` and ``runner.overwrite=true``); ``overwrite=True`` then discards the old run."""
+    from simstudy.errors import RunDirectoryError
+
+    simstudy.run_study("cv_variance", population="logistic", out=tmp_path / "run", **SMALL)
+    with pytest.raises(RunDirectoryError) as refused:
+        simstudy.run_study("cv_variance", population="logistic", out=tmp_path / "run", seed=5, **SMALL)
+    message = str(refused.value)
+    assert f"out={str(tmp_path / 'run')!r} holds a run of a different configuration" in message
+    assert "pass overwrite=True" in message and "hydra" not in message and "runner.overwrite" not in message
+    again = simstudy.run_study("cv_variance", population="logistic", out=tmp_path / "run", seed=5, overwrite=True,
+                               **SMALL)
+    assert len(again.records) == 20

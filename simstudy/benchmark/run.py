@@ -51,7 +51,7 @@ def run_benchmark(scale: str = "quick", *, procedures: Sequence[str] | None = No
                   losses: Sequence[str] | None = None, sizes: Sequence[int] | None = None,
                   replicates: int | None = None, seed: int = 0, out: str | Path | None = None, n_jobs: int = 1,
                   alpha: float = 0.05, progress: bool = False, on_error: str = "record",
-                  streams: str = "cells", data: dict | None = None) -> BenchmarkResult:
+                  streams: str = "cells", data: dict | None = None, overwrite: bool = False) -> BenchmarkResult:
     """Run the benchmark at a scale (``"ci"``, ``"quick"``, ``"full"``), any part of its grid replaced.
 
     Every run goes through the engine (:func:`simstudy.run_study`): with ``out`` it is resumable,
@@ -61,6 +61,8 @@ def run_benchmark(scale: str = "quick", *, procedures: Sequence[str] | None = No
     ``streams="cv_clt"`` draws the samples and K-fold plans as the cv_clt study does
     (:mod:`~simstudy.studies.benchmark.cv_clt_streams`). ``data`` maps a data-backed mechanism to a
     local file read instead of its download (``{"letter": "letter-recognition.data"}``).
+    ``overwrite=True`` discards a run of another configuration (or on other data) in ``out``
+    instead of refusing it.
 
     Returns
     -------
@@ -73,7 +75,7 @@ def run_benchmark(scale: str = "quick", *, procedures: Sequence[str] | None = No
     params = benchmark_params(scale, procedures=procedures, mechanisms=mechanisms, learners=learners, losses=losses,
                               sizes=sizes, replicates=replicates, seed=seed, alpha=alpha, streams=streams,
                               data=data)
-    result = run_study(BenchmarkStudy, out=out, n_jobs=n_jobs, progress=progress,
+    result = run_study(BenchmarkStudy, out=out, n_jobs=n_jobs, progress=progress, overwrite=overwrite,
                        runner={"on_error": on_error}, **params)
     config = {**run_config(result.study.config), "left_out": result.study.left_out}
     return BenchmarkResult(result.summary, config, result)

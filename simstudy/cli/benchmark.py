@@ -108,11 +108,14 @@ def benchmark_main(argv: list[str] | None = None) -> None:
 
     def work():
         from simstudy.benchmark import run_benchmark
+        from simstudy.engine.rundir import DirectoryNames, RunDirectory
 
         out = Path(args.out or f"runs/benchmark_{args.scale}")
+        # refusals name this command's flag; it has no overwrite switch
+        run_dir = RunDirectory(out, DirectoryNames("--out", "delete that directory"))
         result = run_benchmark(args.scale, procedures=args.procedures, mechanisms=args.mechanisms,
                                learners=args.learners, losses=args.losses, sizes=sizes, replicates=args.replicates,
-                               seed=args.seed, alpha=args.alpha, out=out, n_jobs=args.n_jobs, progress=True,
+                               seed=args.seed, alpha=args.alpha, out=run_dir, n_jobs=args.n_jobs, progress=True,
                                data=data)
         print(result.run.headline())
         print(f"cells: {out / 'cells.parquet'} ({len(result.cells)} rows), {out / 'cells.csv'}")

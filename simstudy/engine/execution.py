@@ -32,7 +32,7 @@ from simstudy.engine.plan import RunnerOptions, RunPlan, build
 from simstudy.engine.records import order_records, timing_by_condition
 from simstudy.engine.result import StudyResult
 from simstudy.engine.rounds import RoundStore, run_to_targets
-from simstudy.engine.rundir import RunDirectory, RunIdentity, write_config
+from simstudy.engine.rundir import PYTHON, RunDirectory, RunIdentity, write_config
 from simstudy.engine.runlog import attach_log, detach_log, note_cold_start
 from simstudy.engine.runner import run_chunks
 from simstudy.engine.shards import ShardStore
@@ -212,7 +212,8 @@ def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study 
              release_workers: bool | None) -> StudyResult:
     t_start = time.perf_counter()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    directory = None if out is None else (out if isinstance(out, RunDirectory) else RunDirectory(out)).lock()
+    # a RunDirectory comes from a command that names its own flags; a path from Python (out=, overwrite=True)
+    directory = None if out is None else (out if isinstance(out, RunDirectory) else RunDirectory(out, PYTHON)).lock()
     # the git state before the run writes anything (its own files, e.g. a committed cli.log, do not count)
     environment = environment_info(directory.path if directory is not None else None)
     try:

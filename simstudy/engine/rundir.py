@@ -38,7 +38,7 @@ from simstudy.engine.lock_holder import dead_holder, describe_holder, hold_lock,
 from simstudy.errors import RunDirectoryError
 from simstudy.files import write_text_atomic
 
-__all__ = ["RunIdentity", "RunDirectory", "STATE_FILE", "LOCK_FILE"]
+__all__ = ["COMMAND_LINE", "DirectoryNames", "PYTHON", "RunIdentity", "RunDirectory", "STATE_FILE", "LOCK_FILE"]
 
 log = logging.getLogger("simstudy")
 
@@ -46,6 +46,29 @@ STATE_FILE = "run_state.json"
 LOCK_FILE = "run.lock"
 #: Version of the run-state format (1: the first version's ``study_config_hash`` only).
 STATE_FORMAT = 2
+
+
+@dataclass(frozen=True)
+class DirectoryNames:
+    """How the road a run came by names its directory and the switch that discards an old run, so
+    that a refusal names what the user typed.
+
+    Attributes
+    ----------
+    directory : str
+        ``hydra.run.dir`` (the command line), ``out`` (Python), ``--out`` (``simstudy benchmark``).
+    discard : str
+        What discards the old run, as an instruction.
+    """
+
+    directory: str = "hydra.run.dir"
+    discard: str = "add runner.overwrite=true"
+
+
+#: The ``simstudy`` command (Hydra overrides).
+COMMAND_LINE = DirectoryNames()
+#: :func:`simstudy.run_study` and the functions built on it (``out=``, ``overwrite=True``).
+PYTHON = DirectoryNames("out", "pass overwrite=True")
 
 
 @dataclass(frozen=True)
@@ -92,29 +115,35 @@ class RunDirectory:
             ...
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, names: DirectoryNames = COMMAND_LINE):
         self.path = Path(path)
+        self.names = names
         self._fd: int | None = None
         self._created_dir = False
         self.resumed = False
 
+    @property
+    def where(self) -> str:
+        """The directory as the user named it, e.g. ``hydra.run.dir='runs/x'``."""
+        return f"{self.names.directory}={str(self.path)!r}"
+
     # -- checks that write nothing
     def _check_usable(self) -> None:
         if self.path.exists() and not self.path.is_dir():
-            raise RunDirectoryError(f"hydra.run.dir={str(self.path)!r} is a file, not a directory: choose a new "
+            raise RunDirectoryError(f"{self.where} is a file, not a directory: choose a new "
                                     "directory for the run's outputs.")
         parent = self.path
         while not parent.exists():
             parent = parent.parent
         if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-            raise RunDirectoryError(f"hydra.run.dir={str(self.path)!r} cannot be created: {str(parent)!r} is not a "
+            raise RunDirectoryError(f"{self.where} cannot be created: {str(parent)!r} is not a "
                                     "writable directory. Choose a directory you can write to.")
         marks = (STATE_FILE, LOCK_FILE, "manifest.json", "shards")  # a run's state, lock, final manifest or shards
         if self.path.is_dir() and not any((self.path / name).exists() for name in marks):
             foreign = sorted(p.name for p in self.path.iterdir() if p.name not in (".hydra",))
             if foreign:
                 raise RunDirectoryError(
-                    f"hydra.run.dir={str(self.path)!r} holds files that are not a simstudy run ({', '.join(foreign[:5])}"
+                    f"{self.where} holds files that are not a simstudy run ({', '.join(foreign[:5])}"
                     f"{', ...' if len(foreign) > 5 else ''}); simstudy never writes into such a directory. "
                     "Choose a new or empty directory.")
 
@@ -167,8 +196,8 @@ class RunDirectory:
                     return taken
                 self._created_dir = False
                 raise RunDirectoryError(
-                    f"hydra.run.dir={str(self.path)!r} is in use by another simstudy run ({describe_holder(holder)})."
-                    " Wait for it to finish, or choose another hydra.run.dir; two processes never write one run "
+                    f"{self.where} is in use by another simstudy run ({describe_holder(holder)})."
+                    f" Wait for it to finish, or choose another {self.names.directory}; two processes never write one run "
                     "directory.") from None
             try:
                 if os.fstat(fd).st_ino == os.stat(lock).st_ino:
@@ -267,25 +296,25 @@ class RunDirectory:
     def _refusal(self, state: dict[str, Any], identity: RunIdentity) -> str:
         """Why ``state`` (the directory's) does not admit ``identity``; "" when it does."""
         if "recovered" in state and state["identity_hash"] != identity.hash:
-            return (f"hydra.run.dir={str(self.path)!r}: its {state['recovered']}, and its manifest and shards were "
+            return (f"{self.where}: its {state['recovered']}, and its manifest and shards were "
                     f"written by identity {state['identity_hash']}, not this run's {identity.hash}")
         if "recovered" in state:
             return ""
         if state.get("study") != identity.study or state.get("identity_hash") != identity.hash:
             changed = _changed_keys(state.get("identity", {}), identity.content) if "identity" in state else []
             what = f" (changed: {', '.join(changed[:8])})" if changed else ""
-            return (f"hydra.run.dir={str(self.path)!r} holds a run of a different configuration{what}: identity "
+            return (f"{self.where} holds a run of a different configuration{what}: identity "
                     f"{state.get('identity_hash', state.get('study_config_hash'))} there, {identity.hash} now")
         for name, digest in identity.subjects.items():
             old = state.get("subjects", {}).get(name)
             if old is not None and old != digest:
-                return (f"hydra.run.dir={str(self.path)!r} holds subject {name!r} with other settings "
+                return (f"{self.where} holds subject {name!r} with other settings "
                         f"({old} there, {digest} now)")
         for name, digest in identity.data.items():
             old = state.get("data", {}).get(name)
             if old is not None and old != digest:
-                return (f"hydra.run.dir={str(self.path)!r} holds records of {name!r} computed on other data "
-                        f"(fingerprint {old[:12]} there, {digest[:12]} now): give the same data, or a new directory")
+                return (f"{self.where} holds records of {name!r} computed on other data "
+                        f"(fingerprint {old[:12]} there, {digest[:12]} now): give it the same data")
         return ""
 
     def _clear(self) -> None:
@@ -312,10 +341,10 @@ class RunDirectory:
             state = self._state()
             why = self._refusal(state, identity) if state is not None else ""
             if why and not overwrite:
-                raise RunDirectoryError(why + ". Choose another hydra.run.dir, or add runner.overwrite=true to "
+                raise RunDirectoryError(f"{why}. Choose another {self.names.directory}, or {self.names.discard} to "
                                         "discard the old results.")
             if why:
-                log.warning("runner.overwrite=true: discarding the earlier results in %s (%s)", self.path, why)
+                log.warning("overwrite: discarding the earlier results in %s (%s)", self.path, why)
                 self._clear()
                 state = None
         except BaseException:
