@@ -328,8 +328,8 @@ def _check_debug_run(plan: RunPlan, directory: RunDirectory) -> None:
     """A one-replicate debugging run never writes over a run's records."""
     if plan.runner.only_replicate is not None and (directory.path / "shards").is_dir():
         raise ConfigError(f"runner.only_replicate={plan.runner.only_replicate} is a one-replicate debugging run, but "
-                          f"hydra.run.dir={str(directory.path)!r} holds a full run whose tables it would replace. "
-                          "Add hydra.run.dir=runs/debug (any new directory).")
+                          f"{directory.where} holds a full run whose tables it would replace. "
+                          f"Use {directory.names.directory}=runs/debug (any new directory).")
 
 
 def _log_end(result: StudyResult, manifests: dict[str, dict]) -> None:

@@ -224,7 +224,7 @@ class StudyResult:
             if key not in allowed:
                 raise ConfigError(f"study.{key} cannot be changed without recomputing the records (re-aggregation can "
                                   f"change only {', '.join(f'study.{k}' for k in sorted(allowed))}); run the study "
-                                  "again with the new value in a new hydra.run.dir.")
+                                  "again with the new value into a new run directory.")
         settings = typed_settings(self.study.Config, settings, "study", f"study {self.study.name!r}")
         config = type(self.study.config)(**{**self.study.config.as_dict(), **settings})
         config.validate()
