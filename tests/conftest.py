@@ -114,4 +114,5 @@ def run_config(cfg, out, command: str = "simstudy"):
     from simstudy.engine.execution import execute
     from simstudy.engine.rundir import RunDirectory
 
-    return execute(plan_from_config(cfg, command), RunDirectory(out))   # the command's directory names its flags
+    # the command's directory names its flags (hydra.run.dir, runner.overwrite=true)
+    return execute(plan_from_config(cfg, command), None if out is None else RunDirectory(out))

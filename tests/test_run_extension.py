@@ -95,7 +95,7 @@ def test_a_change_of_what_the_records_depend_on_is_refused(tmp_path, change, nam
     with pytest.raises(RunDirectoryError) as info:
         run_study("cv_variance", **{**dict(sizes=[20], replicates=40), **RUN, **change}, out=out)
     message = str(info.value)
-    assert "different configuration" in message and named in message and "runner.overwrite=true" in message
+    assert "different configuration" in message and named in message and "pass overwrite=True" in message
     assert _snapshot(out) == before  # refused before anything was written
 
 
