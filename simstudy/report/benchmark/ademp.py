@@ -101,7 +101,10 @@ def ademp_html(config: dict, cells: pd.DataFrame) -> str:
         f"alpha = {alpha:g}.</p>",
         f"<h3>Data-generating mechanisms</h3><p>{len(mech)} mechanisms; learners: "
         f"{_grid_line(config, cells, 'learners', 'learner')}; losses: {_grid_line(config, cells, 'losses', 'loss')}; "
-        f"sizes n: {_grid_line(config, cells, 'sizes', 'n')}.</p>",
+        f"sizes n: {_grid_line(config, cells, 'sizes', 'n')}. A data set (its rows × features in the description) "
+        "is a finite population: training sets of n rows are drawn from its rows with replacement, so n may exceed "
+        "its row count (the data-generating distribution is the data set's empirical distribution), and a fitted "
+        "model's true error is its mean loss over all the rows.</p>",
         html_table(mech, text, classes="text"),
         "<h3>Estimands</h3><ul>" + "".join(f"<li><b>{esc(e)}</b>: {esc(ESTIMANDS.get(e, 'see the study'))}</li>"
                                            for e in estimands)
