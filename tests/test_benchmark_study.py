@@ -59,7 +59,6 @@ def test_an_extended_run_computes_only_new_cells_and_keeps_old_records(tmp_path)
     pd.testing.assert_frame_equal(_main_records(alone, False), new.drop(columns=["cpu_seconds"]))
 
 
-
 def test_a_data_file_changed_in_place_is_refused_when_the_run_goes_on(tmp_path, capsys):
     """The mechanisms' data are fingerprinted in run_state.json: the same file resumes; other rows at the same
     path are refused (naming the mechanism) before any work, and the run's records stay as they were."""
@@ -96,6 +95,7 @@ def test_a_data_file_changed_in_place_is_refused_when_the_run_goes_on(tmp_path, 
     assert exit_info.value.code == 2 and f"--out={str(out)!r} holds records of 'mechanism letter'" in err
     assert "Choose another --out" in err and "hydra" not in err and "Traceback" not in err
     assert (out / "replicates.parquet").read_bytes() == records
+
 
 def test_records_do_not_depend_on_n_jobs():
     one = run_benchmark("ci", **SMALL, n_jobs=1)

@@ -62,7 +62,8 @@ def run_benchmark(scale: str = "quick", *, procedures: Sequence[str] | None = No
     (:mod:`~simstudy.studies.benchmark.cv_clt_streams`). ``data`` maps a data-backed mechanism to a
     local file read instead of its download (``{"letter": "letter-recognition.data"}``).
     ``overwrite=True`` discards a run of another configuration (or on other data) in ``out``
-    instead of refusing it.
+    instead of refusing it. ``out`` may also be a :class:`~simstudy.engine.rundir.RunDirectory`
+    (``simstudy benchmark`` passes one whose refusals name ``--out``).
 
     Returns
     -------
