@@ -114,3 +114,37 @@ def test_ctrl_c_while_forking_is_raised_when_the_fork_is_over():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:3] == ["not raised inside the block", "interrupted after the fork",
                                            "handler restored True"]
+
+
+_CHILD_SCRIPT = textwrap.dedent("""
+    import os, signal, sys
+    from simstudy.engine.backends.signals import _BLOCKED_WHILE_FORKING, RunStopped, forking, stop_on_signals
+
+    SIGNAL = getattr(signal, sys.argv[1])
+    # the signal reaches the child while it is being forked (a Ctrl-C or SIGTERM to the whole group)
+    os.register_at_fork(after_in_child=lambda: os.kill(os.getpid(), SIGNAL))
+    parent = os.getpid()
+    with stop_on_signals():
+        try:
+            with forking():
+                pid = os.fork()
+        except KeyboardInterrupt as exc:  # RunStopped is one
+            if os.getpid() != parent:
+                os._exit(3 if isinstance(exc, RunStopped) else 4)
+            raise
+        if pid == 0:
+            os._exit(0)  # the child lived on: the signal was lost
+        _, status = os.waitpid(pid, 0)
+        print("child", os.waitstatus_to_exitcode(status), flush=True)
+        print("blocked after the block", sorted(signal.pthread_sigmask(signal.SIG_BLOCK, []) & _BLOCKED_WHILE_FORKING))
+    """)
+
+
+@pytest.mark.parametrize("name, status", [("SIGTERM", 3), ("SIGHUP", 3), ("SIGINT", 4)])
+def test_a_signal_that_reaches_a_child_while_it_is_forked_stops_that_child(name, status):
+    """The child raises the signal once it leaves the block (the interpreter would otherwise clear it
+    or drop its exception in the at-fork hook, and the child would live on), the parent does not,
+    and neither thread keeps the signals blocked."""
+    proc = subprocess.run([sys.executable, "-c", _CHILD_SCRIPT, name], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == [f"child {status}", "blocked after the block []"], proc.stdout

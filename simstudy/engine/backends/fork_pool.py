@@ -38,7 +38,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterable, Iterator
 
-from simstudy.engine.backends.signals import die_with_parent, forking, raise_if_stopped
+from simstudy.engine.backends.signals import die_with_parent, forking, raise_if_stopped, unblock_stop_signals
 from simstudy.engine.backends.tasks import describe_chunk, run_chunk, run_task, worker_lost
 from simstudy.engine.chunks import ChunkOutput
 from simstudy.errors import WorkerLost
@@ -88,6 +88,7 @@ def _start_worker(parent: int, from_main_thread: bool) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    unblock_stop_signals()  # forked inside a forking() block: a SIGTERM sent meanwhile ends the worker now
     if from_main_thread:
         die_with_parent(parent)
     root = logging.getLogger()

@@ -25,7 +25,8 @@ import threading
 import time
 from typing import Iterator
 
-__all__ = ["RunStopped", "die_with_parent", "forking", "raise_if_stopped", "stop_on_signals", "watch_parent"]
+__all__ = ["RunStopped", "die_with_parent", "forking", "raise_if_stopped", "stop_on_signals", "unblock_stop_signals",
+           "watch_parent"]
 
 log = logging.getLogger("simstudy")
 
@@ -76,11 +77,32 @@ def _raise_stopped(signum: int, frame) -> None:
     raise RunStopped(signum)
 
 
+#: The signals :func:`forking` blocks in the thread that forks: Ctrl-C and the stop signals.
+_BLOCKED_WHILE_FORKING = frozenset({signal.SIGINT, *STOP_SIGNALS})
+
+
+def unblock_stop_signals() -> None:
+    """Deliver the signals a :func:`forking` block held back from this process (a forked worker
+    that never leaves the block calls it once its own handlers are set); a no-op elsewhere."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _BLOCKED_WHILE_FORKING)
+
+
 @contextlib.contextmanager
 def forking() -> Iterator[None]:
-    """Around a fork: a stop signal (SIGTERM, SIGHUP) arriving meanwhile raises :class:`RunStopped`
-    when the block ends, in the process that entered it, never inside the interpreter's at-fork
-    hooks. A child that leaves the block (``os.fork`` inside it) does not raise its parent's stop."""
+    """Around a fork: a stop signal (SIGTERM, SIGHUP) or Ctrl-C arriving meanwhile raises
+    :class:`RunStopped` (:class:`KeyboardInterrupt`) when the block ends, in the process it was
+    sent to, never inside the interpreter's at-fork hooks.
+
+    The forking thread blocks these signals for the block's length, and the child is born with
+    them blocked: the interpreter clears a signal that arrives in a new child before its at-fork
+    hooks have run, and a handler run inside a hook has its exception dropped, so that a child
+    signalled while being forked (Ctrl-C to the whole group) would otherwise live on. Both
+    processes unblock them as the block ends, with the handlers of the run in place, and a
+    pending signal is raised there. A child that leaves the block does not raise its parent's
+    stop; a child that never leaves it (a pool's worker) calls :func:`unblock_stop_signals`.
+    Other threads of the parent may still take a signal meanwhile; its handler then holds it
+    until the block ends."""
     global _forking_pid, _received, _interrupted
     entered, _forking_pid, _interrupted = os.getpid(), os.getpid(), False
     # Ctrl-C's KeyboardInterrupt is dropped in an at-fork hook the same way: held over the fork too
@@ -88,14 +110,20 @@ def forking() -> Iterator[None]:
             and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
     if held:
         signal.signal(signal.SIGINT, _hold_interrupt)
+    masked = hasattr(signal, "pthread_sigmask")
+    if masked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED_WHILE_FORKING)
     try:
         yield
     finally:
         _forking_pid = None
         if held:
             signal.signal(signal.SIGINT, signal.default_int_handler)
+        if os.getpid() != entered:
+            _received, _interrupted = None, False
+        if masked:
+            unblock_stop_signals()  # a signal sent meanwhile is raised here, by the handler just restored
     if os.getpid() != entered:
-        _received, _interrupted = None, False
         return
     if _interrupted:
         _interrupted = False
