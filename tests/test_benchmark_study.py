@@ -97,6 +97,61 @@ def test_a_data_file_changed_in_place_is_refused_when_the_run_goes_on(tmp_path, 
     assert (out / "replicates.parquet").read_bytes() == records
 
 
+
+def test_the_same_rows_at_another_path_extend_the_run(tmp_path):
+    """A run is tied to its data's contents, not to the path it was read from (a clone of the
+    repository on another machine): the same file copied elsewhere extends the run, its records kept."""
+    import json
+    import shutil
+
+    from conftest import make_letter_like
+
+    X, y = make_letter_like(rows=300, seed=0)
+    data, moved, out = tmp_path / "letter.data", tmp_path / "elsewhere" / "copy.data", tmp_path / "run"
+    data.write_text("\n".join(",".join([c] + [str(v) for v in row]) for c, row in zip(y, X)) + "\n")
+    moved.parent.mkdir()
+    shutil.copy(data, moved)
+    grid = dict(procedures=["kfold_t"], mechanisms=["letter"], learners=["lda"], losses=["zero_one"], sizes=[40],
+                replicates=4)
+    first = run_benchmark("ci", out=out, **grid, data={"letter": str(data)})
+    old = _main_records(first)
+    state = json.loads((out / "run_state.json").read_text())
+    assert "data" not in state["identity"]["study"]
+    second = run_benchmark("ci", out=out, **{**grid, "replicates": 6}, data={"letter": str(moved)})
+    assert second.run.manifest["resumed_chunks"] >= 1
+    assert second.run.manifest["identity_hash"] == state["identity_hash"]
+    pd.testing.assert_frame_equal(_main_records(second).iloc[:len(old)].reset_index(drop=True), old)
+    assert second.run.config["study"]["data"] == {"letter": str(moved)}  # the provenance names the path read
+
+
+def test_a_directory_recorded_with_its_data_paths_hashed_keeps_its_hash(tmp_path):
+    """A run directory written while the benchmark's data paths were part of the identity hash is the
+    same run once they are not (its shards carry the old hash); any other difference is still refused."""
+    import json
+
+    from simstudy.engine.rundir import RunDirectory, RunIdentity
+    from simstudy.errors import RunDirectoryError
+
+    study = {"alpha": 0.05, "seed": 0}
+    with RunDirectory(tmp_path).claim(RunIdentity("benchmark", "old0hash", {}, {"study": {**study, "data": {
+            "letter": "/somewhere/letter.data"}}}, {"mechanism letter": "f" * 64})):
+        pass
+    now = RunIdentity("benchmark", "new0hash", {}, {"study": study}, {"mechanism letter": "f" * 64}, ("study.data",))
+    with RunDirectory(tmp_path).claim(now) as run_dir:
+        assert run_dir.identity.hash == "old0hash" and run_dir.resumed
+    state = json.loads((tmp_path / "run_state.json").read_text())
+    assert state["identity_hash"] == "old0hash" and state["identity"] == {"study": study}
+    with RunDirectory(tmp_path).claim(now) as run_dir:      # and again, from the state it wrote
+        assert run_dir.identity.hash == "old0hash"
+    other = RunIdentity("benchmark", "new1hash", {}, {"study": {**study, "seed": 1}}, {}, ("study.data",))
+    with pytest.raises(RunDirectoryError, match="changed: study.seed"):
+        RunDirectory(tmp_path).claim(other)
+    changed = RunIdentity("benchmark", "new0hash", {}, {"study": study}, {"mechanism letter": "e" * 64},
+                          ("study.data",))
+    with pytest.raises(RunDirectoryError, match="computed on other data"):
+        RunDirectory(tmp_path).claim(changed)
+
+
 def test_records_do_not_depend_on_n_jobs():
     one = run_benchmark("ci", **SMALL, n_jobs=1)
     two = run_benchmark("ci", **SMALL, n_jobs=2)

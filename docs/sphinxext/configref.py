@@ -45,6 +45,8 @@ ROLES = {
     "record": "record: part of the run's identity; another value is another study",
     "extent": "extent: how much is computed; a larger value extends a run",
     "report": "report: changes only the tables; re-aggregated without recomputing",
+    "prefix": "prefix: the leading replicates that get extra work; lowering it changes no record",
+    "location": "location: where data is read from; the run is tied to the data's contents, not the path",
 }
 
 

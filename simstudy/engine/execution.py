@@ -229,7 +229,7 @@ def _execute(plan: RunPlan, out: str | Path | RunDirectory | None, study: Study 
         identity = run_identity(study)
         config = resolved_config(study, plan)
         if directory is not None:
-            directory.claim(identity, plan.runner.overwrite)
+            identity = directory.claim(identity, plan.runner.overwrite).identity
             _check_debug_run(plan, directory)
     except BaseException:
         if directory is not None:

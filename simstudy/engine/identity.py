@@ -32,7 +32,9 @@ def run_identity(study: Study) -> RunIdentity:
         content["loss"] = study.loss.describe()
     subjects = {name: _digest(spec) for name, spec in study.subjects().items()}
     data = {str(name): str(digest) for name, digest in study.data_fingerprints().items()}
-    return RunIdentity(study.name, _digest(content), subjects, json.loads(json.dumps(content, default=str)), data)
+    locations = tuple(f"study.{name}" for name in study.Config.field_names("location"))
+    return RunIdentity(study.name, _digest(content), subjects, json.loads(json.dumps(content, default=str)), data,
+                       locations)
 
 
 def _describe(part: Any) -> dict[str, Any]:

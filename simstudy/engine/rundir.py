@@ -3,13 +3,16 @@
 - **Identity.** ``run_state.json`` records the run's identity hash: a hash of everything that
   determines the numbers of a replicate (the study's ``record`` fields, the population's
   parameters and data fingerprint, the learner and the loss; not ``extent`` fields such as
-  sizes and replicates, not ``report`` fields such as alpha, not the runner) and, for studies
+  sizes and replicates, not ``report`` fields such as alpha, not ``location`` fields such as the
+  benchmark's data paths, not the runner) and, for studies
   with subjects (cv_clt's learners), a hash per subject. The same identity resumes or extends
   the run (more replicates, sizes or subjects: only the new work is computed); another identity,
   or a known subject with another specification, is refused unless ``runner.overwrite=true``.
   A study that reads data sets beyond its one population (the benchmark's mechanisms) records
   their fingerprints too, outside the hash: a data set recorded with other contents is refused
-  the same way, so that a data file changed in place never mixes its records with the old ones.
+  the same way, so that a data file changed in place never mixes its records with the old ones,
+  while the same rows at another path (a clone on another machine) extend the run. A directory
+  recorded while its data paths were part of the hash keeps its hash (:meth:`RunIdentity.matches_recorded`).
   Every shard carries the identity hash and is checked on load (:class:`simstudy.engine.shards.ShardStore`).
 - **Lock.** A process holds an exclusive ``flock`` on ``run.lock`` for the whole run; a second
   process on the same directory is refused with the holder's pid, host and start time. The
@@ -30,7 +33,7 @@ import json
 import logging
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +89,9 @@ class RunIdentity:
         What was hashed (kept in ``run_state.json`` so that a refusal can say what changed).
     data : dict
         Data set name -> fingerprint of its contents (:meth:`simstudy.Study.data_fingerprints`).
+    locations : tuple of str
+        The dotted names (``study.<field>``) of the study's ``location`` fields: not in
+        ``content``, and ignored in the content recorded by a directory written while they were.
     """
 
     study: str
@@ -93,6 +99,21 @@ class RunIdentity:
     subjects: dict[str, str] = field(default_factory=dict)
     content: dict[str, Any] = field(default_factory=dict)
     data: dict[str, str] = field(default_factory=dict)
+    locations: tuple[str, ...] = ()
+
+    def matches_recorded(self, recorded: dict[str, Any]) -> bool:
+        """Whether ``recorded`` (a directory's identity content) is this content once the location
+        fields are left out of it: a run recorded while data paths were part of the identity
+        hash, which keeps that hash."""
+        recorded = json.loads(json.dumps(recorded))
+        for dotted in self.locations:
+            *parents, leaf = dotted.split(".")
+            node = recorded
+            for key in parents:
+                node = node.get(key, {}) if isinstance(node, dict) else {}
+            if isinstance(node, dict):
+                node.pop(leaf, None)
+        return recorded == self.content
 
 
 def _changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
@@ -121,6 +142,9 @@ class RunDirectory:
         self._fd: int | None = None
         self._created_dir = False
         self.resumed = False
+        #: The identity the run goes on under (set by :meth:`claim`): the one given, with the
+        #: directory's recorded hash where that was computed with the location fields.
+        self.identity: RunIdentity | None = None
 
     @property
     def where(self) -> str:
@@ -300,7 +324,8 @@ class RunDirectory:
                     f"written by identity {state['identity_hash']}, not this run's {identity.hash}")
         if "recovered" in state:
             return ""
-        if state.get("study") != identity.study or state.get("identity_hash") != identity.hash:
+        if state.get("study") != identity.study or (state.get("identity_hash") != identity.hash
+                                                     and not identity.matches_recorded(state.get("identity", {}))):
             changed = _changed_keys(state.get("identity", {}), identity.content) if "identity" in state else []
             what = f" (changed: {', '.join(changed[:8])})" if changed else ""
             return (f"{self.where} holds a run of a different configuration{what}: identity "
@@ -351,6 +376,10 @@ class RunDirectory:
             self.abandon()
             raise
         self.resumed = state is not None
+        if state is not None and state.get("identity_hash") != identity.hash and "identity" in state:
+            # recorded while its data paths were hashed: the same run, its shards keep that hash
+            identity = replace(identity, hash=state["identity_hash"])
+        self.identity = identity
         subjects = {**(state or {}).get("subjects", {}), **identity.subjects}
         data = {**(state or {}).get("data", {}), **identity.data}
         payload = {"format": STATE_FORMAT, "study": identity.study, "identity_hash": identity.hash,

@@ -32,9 +32,11 @@ import pandas as pd
 
 from simstudy.errors import ConfigError, ReplicateFailed
 from simstudy.rng import condition_key
-from simstudy.studies.settings import StudyConfig, as_list, extent, fail, report, validate_level, validate_sizes
+from simstudy.studies.settings import (StudyConfig, as_list, extent, fail, location, report, validate_level,
+                                      validate_sizes)
 
 __all__ = ["StudyConfig", "Study", "Phase", "describe_part", "Condition", "SizeCondition", "StudyTables", "extent", "report",
+           "location",
            "record_labels", "with_labels",
            "size_conditions", "map_replicates", "replicate_records", "check_learner_task", "fail", "validate_sizes", "validate_level", "as_list"]
 

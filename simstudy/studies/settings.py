@@ -16,11 +16,11 @@ import numpy as np
 
 from simstudy.errors import ConfigError
 
-__all__ = ["StudyConfig", "targets_of", "extent", "prefix", "report", "fail", "as_list", "validate_sizes", "validate_level",
-           "ROLE", "RECORD", "EXTENT", "REPORT", "PREFIX"]
+__all__ = ["StudyConfig", "targets_of", "extent", "prefix", "report", "location", "fail", "as_list", "validate_sizes",
+           "validate_level", "ROLE", "RECORD", "EXTENT", "REPORT", "PREFIX", "LOCATION"]
 
 ROLE = "role"
-RECORD, EXTENT, REPORT, PREFIX = "record", "extent", "report", "prefix"
+RECORD, EXTENT, REPORT, PREFIX, LOCATION = "record", "extent", "report", "prefix", "location"
 
 
 def _field(role: str, default: Any, default_factory: Any) -> Any:
@@ -48,6 +48,17 @@ def prefix(default: Any = dataclasses.MISSING, *, default_factory: Any = datacla
 def report(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING) -> Any:
     """A config field that only changes the aggregation and the reports, not the records."""
     return _field(REPORT, default, default_factory)
+
+
+def location(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING) -> Any:
+    """A config field that says where data is read from (a file path), not what it holds.
+
+    Not part of a run's identity: the study names the data's contents instead
+    (:meth:`simstudy.Study.data_fingerprints`), which the run directory checks. The same data at
+    another path (a clone of a repository, another machine) extends the same run; other contents
+    at the same path are refused.
+    """
+    return _field(LOCATION, default, default_factory)
 
 
 def fail(field_name: str, value: Any, fix: str) -> None:

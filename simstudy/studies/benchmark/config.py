@@ -1,12 +1,12 @@
 """Settings of the benchmark study (:class:`BenchmarkConfig`), checked before any work."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List
 
 from simstudy.studies.benchmark.cells import nearest, split_pair
 from simstudy.studies.benchmark.scales import RESIDUAL_LEARNER, SCALES
-from simstudy.studies.settings import StudyConfig, extent, fail, report, validate_level
+from simstudy.studies.settings import StudyConfig, extent, fail, location, report, validate_level
 
 __all__ = ["BenchmarkConfig", "check_names"]
 
@@ -43,8 +43,9 @@ class BenchmarkConfig(StudyConfig):
     #: sample and K-fold plan of the cv_clt study, :mod:`.cv_clt_streams`).
     streams: str = "cells"
     #: Local files of data-backed mechanisms, by mechanism name (e.g. {"letter": "letter-recognition.data"}):
-    #: the population's ``path``, read instead of its download.
-    data: Dict[str, str] = field(default_factory=dict)
+    #: the population's ``path``, read instead of its download. A run is tied to the files' contents,
+    #: not to their paths: the same rows elsewhere extend it.
+    data: Dict[str, str] = location(default_factory=dict)
 
     def validate(self) -> None:
         check_names(self)
