@@ -126,30 +126,41 @@ def test_the_same_rows_at_another_path_extend_the_run(tmp_path):
 
 def test_a_directory_recorded_with_its_data_paths_hashed_keeps_its_hash(tmp_path):
     """A run directory written while the benchmark's data paths were part of the identity hash is the
-    same run once they are not (its shards carry the old hash); any other difference is still refused."""
+    same run once they are not (its shards carry the old hash). Until it has recorded its data's
+    fingerprints, only the recorded paths are its data; any other difference is still refused."""
     import json
 
     from simstudy.engine.rundir import RunDirectory, RunIdentity
     from simstudy.errors import RunDirectoryError
 
-    study = {"alpha": 0.05, "seed": 0}
-    with RunDirectory(tmp_path).claim(RunIdentity("benchmark", "old0hash", {}, {"study": {**study, "data": {
-            "letter": "/somewhere/letter.data"}}}, {"mechanism letter": "f" * 64})):
-        pass
-    now = RunIdentity("benchmark", "new0hash", {}, {"study": study}, {"mechanism letter": "f" * 64}, ("study.data",))
-    with RunDirectory(tmp_path).claim(now) as run_dir:
+    study, letter = {"alpha": 0.05, "seed": 0}, {"mechanism letter": "f" * 64}
+    here, there = {"data": {"letter": "/here/letter.data"}}, {"data": {"letter": "/there/letter.data"}}
+
+    def now(locations, data=letter, **changes):
+        return RunIdentity("benchmark", "new0hash", {}, {"study": {**study, **changes}}, data, locations)
+
+    def legacy(directory, fingerprints):
+        with RunDirectory(directory).claim(RunIdentity("benchmark", "old0hash", {}, {"study": {**study, **here}},
+                                                       fingerprints)):
+            pass
+
+    legacy(tmp_path / "a", {})                               # before data fingerprints were recorded
+    with pytest.raises(RunDirectoryError, match=r"changed: study.data\).*run it once with those"):
+        RunDirectory(tmp_path / "a").claim(now(there))
+    with RunDirectory(tmp_path / "a").claim(now(here)) as run_dir:
         assert run_dir.identity.hash == "old0hash" and run_dir.resumed
-    state = json.loads((tmp_path / "run_state.json").read_text())
-    assert state["identity_hash"] == "old0hash" and state["identity"] == {"study": study}
-    with RunDirectory(tmp_path).claim(now) as run_dir:      # and again, from the state it wrote
+    state = json.loads((tmp_path / "a" / "run_state.json").read_text())
+    assert state["identity_hash"] == "old0hash" and state["identity"] == {"study": study} and state["data"] == letter
+    with RunDirectory(tmp_path / "a").claim(now(there)) as run_dir:   # fingerprinted now: another path is fine
         assert run_dir.identity.hash == "old0hash"
-    other = RunIdentity("benchmark", "new1hash", {}, {"study": {**study, "seed": 1}}, {}, ("study.data",))
+
+    legacy(tmp_path / "b", letter)
+    with RunDirectory(tmp_path / "b").claim(now(there)) as run_dir:
+        assert run_dir.identity.hash == "old0hash"
     with pytest.raises(RunDirectoryError, match="changed: study.seed"):
-        RunDirectory(tmp_path).claim(other)
-    changed = RunIdentity("benchmark", "new0hash", {}, {"study": study}, {"mechanism letter": "e" * 64},
-                          ("study.data",))
+        RunDirectory(tmp_path / "b").claim(now(there, seed=1))
     with pytest.raises(RunDirectoryError, match="computed on other data"):
-        RunDirectory(tmp_path).claim(changed)
+        RunDirectory(tmp_path / "b").claim(now(there, {"mechanism letter": "e" * 64}))
 
 
 def test_records_do_not_depend_on_n_jobs():

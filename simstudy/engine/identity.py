@@ -32,7 +32,8 @@ def run_identity(study: Study) -> RunIdentity:
         content["loss"] = study.loss.describe()
     subjects = {name: _digest(spec) for name, spec in study.subjects().items()}
     data = {str(name): str(digest) for name, digest in study.data_fingerprints().items()}
-    locations = tuple(f"study.{name}" for name in study.Config.field_names("location"))
+    locations = json.loads(json.dumps({name: config[name] for name in study.Config.field_names("location")},
+                                      default=str))
     return RunIdentity(study.name, _digest(content), subjects, json.loads(json.dumps(content, default=str)), data,
                        locations)
 

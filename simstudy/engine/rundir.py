@@ -89,9 +89,9 @@ class RunIdentity:
         What was hashed (kept in ``run_state.json`` so that a refusal can say what changed).
     data : dict
         Data set name -> fingerprint of its contents (:meth:`simstudy.Study.data_fingerprints`).
-    locations : tuple of str
-        The dotted names (``study.<field>``) of the study's ``location`` fields: not in
-        ``content``, and ignored in the content recorded by a directory written while they were.
+    locations : dict
+        The study's ``location`` fields (name -> value, e.g. the benchmark's data paths): not in
+        ``content``; the data's fingerprints stand for them.
     """
 
     study: str
@@ -99,20 +99,24 @@ class RunIdentity:
     subjects: dict[str, str] = field(default_factory=dict)
     content: dict[str, Any] = field(default_factory=dict)
     data: dict[str, str] = field(default_factory=dict)
-    locations: tuple[str, ...] = ()
+    locations: dict[str, Any] = field(default_factory=dict)
 
-    def matches_recorded(self, recorded: dict[str, Any]) -> bool:
-        """Whether ``recorded`` (a directory's identity content) is this content once the location
-        fields are left out of it: a run recorded while data paths were part of the identity
-        hash, which keeps that hash."""
+    def matches_recorded(self, recorded: dict[str, Any], fingerprints: dict[str, str]) -> bool:
+        """Whether a directory's recorded identity content is this run's, recorded while the
+        location fields were part of the hash (such a directory keeps its hash).
+
+        Where the directory has recorded every data set's fingerprint (``fingerprints``, checked
+        by the claim), the recorded locations are ignored: the same rows may come from another
+        path. Where it has not, they must be the same as now, as when they were hashed.
+        """
         recorded = json.loads(json.dumps(recorded))
-        for dotted in self.locations:
-            *parents, leaf = dotted.split(".")
-            node = recorded
-            for key in parents:
-                node = node.get(key, {}) if isinstance(node, dict) else {}
-            if isinstance(node, dict):
-                node.pop(leaf, None)
+        study = recorded.get("study") if isinstance(recorded, dict) else None
+        if not isinstance(study, dict):
+            return False
+        fingerprinted = all(name in fingerprints for name in self.data)
+        for name, value in self.locations.items():
+            if study.pop(name, None) != value and not fingerprinted:
+                return False
         return recorded == self.content
 
 
@@ -324,12 +328,20 @@ class RunDirectory:
                     f"written by identity {state['identity_hash']}, not this run's {identity.hash}")
         if "recovered" in state:
             return ""
-        if state.get("study") != identity.study or (state.get("identity_hash") != identity.hash
-                                                     and not identity.matches_recorded(state.get("identity", {}))):
+        if state.get("study") != identity.study or (
+                state.get("identity_hash") != identity.hash
+                and not identity.matches_recorded(state.get("identity", {}), state.get("data", {}))):
             changed = _changed_keys(state.get("identity", {}), identity.content) if "identity" in state else []
             what = f" (changed: {', '.join(changed[:8])})" if changed else ""
-            return (f"{self.where} holds a run of a different configuration{what}: identity "
-                    f"{state.get('identity_hash', state.get('study_config_hash'))} there, {identity.hash} now")
+            why = (f"{self.where} holds a run of a different configuration{what}: identity "
+                   f"{state.get('identity_hash', state.get('study_config_hash'))} there, {identity.hash} now")
+            if changed and all(key.split(".")[:2] in (["study", name] for name in identity.locations)
+                               for key in changed):
+                recorded = {f"study.{name}": state["identity"].get("study", {}).get(name) for name in identity.locations}
+                why += (f". It was written before its data's fingerprints were recorded, so its data are the files "
+                        f"at the recorded paths ({recorded}): run it once with those, and then the same rows "
+                        "may come from any path")
+            return why
         for name, digest in identity.subjects.items():
             old = state.get("subjects", {}).get(name)
             if old is not None and old != digest:
