@@ -148,3 +148,82 @@ def test_a_signal_that_reaches_a_child_while_it_is_forked_stops_that_child(name,
     proc = subprocess.run([sys.executable, "-c", _CHILD_SCRIPT, name], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:2] == [f"child {status}", "blocked after the block []"], proc.stdout
+
+
+_STORM_SCRIPT = textwrap.dedent("""
+    import os, signal, subprocess, sys, threading, time
+    from simstudy.engine.backends import signals
+
+    # a thread whose mask is open (as OpenBLAS's in a run) takes the signals the main thread blocks;
+    # the main thread then runs the handler at any of its next bytecodes, also in forking()'s clean-up
+    threading.Thread(target=lambda: time.sleep(3600), daemon=True).start()
+    sender = subprocess.Popen([sys.executable, "-c", "import os, signal, time\\n"
+                               f"while True:\\n    os.kill({os.getpid()}, signal.SIGTERM)\\n    time.sleep(0.00003)"])
+    stopped = left_blocked = 0
+    end = time.monotonic() + float(sys.argv[1])
+    while True:
+        try:
+            if time.monotonic() > end:
+                break
+            try:
+                signal.signal(signal.SIGTERM, signals._raise_stopped)
+                signals._received = None
+                try:
+                    with signals.forking():
+                        pass
+                except KeyboardInterrupt:
+                    stopped += 1
+                    if signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, []):
+                        left_blocked += 1
+                        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
+            finally:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)  # _raise_stopped does it too, before raising
+        except (KeyboardInterrupt, OSError):
+            pass
+    sender.kill()
+    print(stopped, left_blocked, flush=True)
+    """)
+
+
+def test_a_storm_of_stop_signals_never_leaves_the_forking_thread_blocked():
+    """SIGTERM every ~30 us for 3 s while forking() blocks are entered and left: wherever the handler
+    raises (entering the block, restoring Ctrl-C's handler, restoring the mask), the thread's mask is
+    the one it had before the block (a version that unblocked after the other clean-up left it
+    blocked about 3 times a second)."""
+    proc = subprocess.run([sys.executable, "-c", _STORM_SCRIPT, "3"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    stopped, left_blocked = map(int, proc.stdout.split())
+    assert stopped > 100, proc.stdout  # the storm reached the blocks
+    assert left_blocked == 0, f"{left_blocked} of {stopped} stops left the signals blocked"
+
+
+_POOL_SCRIPT = textwrap.dedent("""
+    import os, signal, time
+    from simstudy.engine.backends.fork_pool import ForkPool
+    from simstudy.engine.backends.signals import stop_on_signals
+
+    sent = []
+
+    def ctrl_c_once():
+        if not sent:
+            sent.append(1)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    os.register_at_fork(before=ctrl_c_once)   # Ctrl-C while the pool forks its workers
+    with stop_on_signals():
+        try:
+            pool = ForkPool(2)
+            print("went on", flush=True)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+    time.sleep(0.5)
+    print("children", len([p for p in os.listdir("/proc") if p.isdigit()
+                            and open(f"/proc/{p}/stat").read().split(") ")[1].split()[1] == str(os.getpid())
+                            and open(f"/proc/{p}/stat").read().split(") ")[1].split()[0] not in "ZX"]), flush=True)
+    """)
+
+
+def test_ctrl_c_while_the_pool_forks_its_workers_stops_and_kills_them():
+    proc = subprocess.run([sys.executable, "-c", _POOL_SCRIPT], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split("\n")[:2] == ["interrupted", "children 0"], proc.stdout

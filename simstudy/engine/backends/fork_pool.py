@@ -144,20 +144,17 @@ class ForkPool:
         self._executor = ProcessPoolExecutor(max_workers=size, mp_context=multiprocessing.get_context("fork"),
                                              initializer=_start_worker, initargs=(os.getpid(), main))
         # the first task forks every worker at once (Python >= 3.11), before the pool starts its own
-        # thread; with SIGINT ignored meanwhile, so that no worker is ever without that setting
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        # thread; the workers are born with the stop signals and Ctrl-C blocked (forking()) until
+        # _start_worker has set their own handlers
         before = set(multiprocessing.active_children())
         try:
             with forking():
                 self._executor.submit(int)
         except BaseException:
-            # stopped (SIGTERM, SIGHUP) while forking: the pool is never kept, so kill the workers forked
-            # so far here, or the interpreter's exit would wait for them for ever
+            # stopped (Ctrl-C, SIGTERM, SIGHUP) while forking: the pool is never kept, so kill the workers
+            # forked so far here, or the interpreter's exit would wait for them for ever
             self._kill_forked(set(multiprocessing.active_children()) - before)
             raise
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, previous)
         # the executor forgets its processes once it breaks; their exit codes are the message
         self._processes = list((getattr(self._executor, "_processes", None) or {}).values())
         self.broken = False

@@ -79,50 +79,64 @@ def _raise_stopped(signum: int, frame) -> None:
 
 #: The signals :func:`forking` blocks in the thread that forks: Ctrl-C and the stop signals.
 _BLOCKED_WHILE_FORKING = frozenset({signal.SIGINT, *STOP_SIGNALS})
+try:
+    # the C function itself: the module's wrapper is a Python function, and a handler run as it is
+    # entered or left (a signal taken by another thread) could raise between the mask's change and
+    # the code that records or undoes it
+    from _signal import pthread_sigmask as _set_sigmask
+except ImportError:  # pragma: no cover - another interpreter or a platform without it
+    _set_sigmask = getattr(signal, "pthread_sigmask", None)
 
 
 def unblock_stop_signals() -> None:
     """Deliver the signals a :func:`forking` block held back from this process (a forked worker
     that never leaves the block calls it once its own handlers are set); a no-op elsewhere."""
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _BLOCKED_WHILE_FORKING)
+    if _set_sigmask is not None:
+        _set_sigmask(signal.SIG_UNBLOCK, _BLOCKED_WHILE_FORKING)
 
 
 @contextlib.contextmanager
 def forking() -> Iterator[None]:
-    """Around a fork: a stop signal (SIGTERM, SIGHUP) or Ctrl-C arriving meanwhile raises
-    :class:`RunStopped` (:class:`KeyboardInterrupt`) when the block ends, in the process it was
-    sent to, never inside the interpreter's at-fork hooks.
+    """Around a fork: a stop signal (SIGTERM, SIGHUP) or Ctrl-C arriving meanwhile is raised when
+    the block ends, by the handler then in place (:class:`RunStopped`, :class:`KeyboardInterrupt`
+    by default), in the process it was sent to, never inside the interpreter's at-fork hooks.
 
     The forking thread blocks these signals for the block's length, and the child is born with
     them blocked: the interpreter clears a signal that arrives in a new child before its at-fork
     hooks have run, and a handler run inside a hook has its exception dropped, so that a child
-    signalled while being forked (Ctrl-C to the whole group) would otherwise live on. Both
-    processes unblock them as the block ends, with the handlers of the run in place, and a
-    pending signal is raised there. A child that leaves the block does not raise its parent's
-    stop; a child that never leaves it (a pool's worker) calls :func:`unblock_stop_signals`.
-    Other threads of the parent may still take a signal meanwhile; its handler then holds it
-    until the block ends."""
+    signalled while being forked (Ctrl-C to the whole group) would otherwise live on. As the
+    block ends, both processes restore the thread's mask from before the block, with the run's
+    handlers back in place, and a pending signal is raised there. A child that leaves the block
+    does not raise its parent's stop; a child that never leaves it (a pool's worker) calls
+    :func:`unblock_stop_signals` once its own handlers are set. A thread started inside the block
+    keeps the signals blocked (the main thread runs every Python handler anyway). Another thread
+    of the parent may still take a signal meanwhile; the handler, run by the main thread, then
+    holds it until the block ends."""
     global _forking_pid, _received, _interrupted
-    entered, _forking_pid, _interrupted = os.getpid(), os.getpid(), False
+    entered = os.getpid()
     # Ctrl-C's KeyboardInterrupt is dropped in an at-fork hook the same way: held over the fork too
     held = (threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
-    if held:
-        signal.signal(signal.SIGINT, _hold_interrupt)
-    masked = hasattr(signal, "pthread_sigmask")
-    if masked:
-        signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED_WHILE_FORKING)
+    previous = None
     try:
+        _forking_pid, _interrupted = entered, False
+        if held:
+            signal.signal(signal.SIGINT, _hold_interrupt)
+        if _set_sigmask is not None:
+            previous = _set_sigmask(signal.SIG_BLOCK, _BLOCKED_WHILE_FORKING)
         yield
     finally:
-        _forking_pid = None
-        if held:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-        if os.getpid() != entered:
-            _received, _interrupted = None, False
-        if masked:
-            unblock_stop_signals()  # a signal sent meanwhile is raised here, by the handler just restored
+        try:
+            _forking_pid = None
+            if held:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+            if os.getpid() != entered:
+                _received, _interrupted = None, False
+        finally:
+            # never left blocked, even when a handler run by another thread's signal raises above;
+            # a signal sent meanwhile is raised here, by the handler just restored
+            if previous is not None:
+                _set_sigmask(signal.SIG_SETMASK, previous)
     if os.getpid() != entered:
         return
     if _interrupted:
