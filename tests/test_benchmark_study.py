@@ -126,10 +126,12 @@ def test_the_same_rows_at_another_path_extend_the_run(tmp_path):
 
 def test_a_directory_recorded_with_its_data_paths_hashed_keeps_its_hash(tmp_path):
     """A run directory written while the benchmark's data paths were part of the identity hash is the
-    same run once they are not (its shards carry the old hash). Until it has recorded its data's
-    fingerprints, only the recorded paths are its data; any other difference is still refused."""
+    same run once they are not (its shards carry the old hash): with the recorded paths (then its data's
+    fingerprints are recorded), and after that with the same rows anywhere. Any other difference, or
+    other data, is still refused; so is another path once its run_state.json is lost."""
     import json
 
+    from simstudy.engine.identity import _digest
     from simstudy.engine.rundir import RunDirectory, RunIdentity
     from simstudy.errors import RunDirectoryError
 
@@ -137,30 +139,68 @@ def test_a_directory_recorded_with_its_data_paths_hashed_keeps_its_hash(tmp_path
     here, there = {"data": {"letter": "/here/letter.data"}}, {"data": {"letter": "/there/letter.data"}}
 
     def now(locations, data=letter, **changes):
-        return RunIdentity("benchmark", "new0hash", {}, {"study": {**study, **changes}}, data, locations)
+        content = {"study": {**study, **changes}}
+        return RunIdentity("benchmark", _digest(content), {}, content, data, locations,
+                           _digest({"study": {**content["study"], **locations}}))
 
-    def legacy(directory, fingerprints):
-        with RunDirectory(directory).claim(RunIdentity("benchmark", "old0hash", {}, {"study": {**study, **here}},
-                                                       fingerprints)):
-            pass
+    old = {"study": {**study, **here}}
+    with RunDirectory(tmp_path).claim(RunIdentity("benchmark", _digest(old), {}, old)):   # as recorded then
+        pass
+    with pytest.raises(RunDirectoryError, match=r"changed: study.data.letter\).*run it once with those"):
+        RunDirectory(tmp_path).claim(now(there))
+    with pytest.raises(RunDirectoryError, match=r"changed: study.seed"):
+        RunDirectory(tmp_path).claim(now(here, seed=1))
+    with RunDirectory(tmp_path).claim(now(here)) as run_dir:
+        assert run_dir.identity.hash == _digest(old) and run_dir.resumed
+    state = json.loads((tmp_path / "run_state.json").read_text())
+    assert state["identity_hash"] == _digest(old) and state["data"] == letter
+    assert state["identity_hash_without_locations"] == now(here).hash
+    with RunDirectory(tmp_path).claim(now(there)) as run_dir:   # fingerprinted now: the same rows anywhere
+        assert run_dir.identity.hash == _digest(old)
+    for changed in (now(there, seed=1), now(there, {"mechanism letter": "e" * 64})):
+        with pytest.raises(RunDirectoryError, match="changed: study.seed|computed on other data"):
+            RunDirectory(tmp_path).claim(changed)
+    (tmp_path / "run_state.json").unlink()                       # lost: only the recorded paths say what it holds
+    (tmp_path / "shards" / "replicates").mkdir(parents=True)
+    (tmp_path / "shards" / "replicates" / "x.json").write_text(json.dumps({"run_hash": _digest(old)}))
+    with pytest.raises(RunDirectoryError, match="run_state.json missing"):
+        RunDirectory(tmp_path).claim(now(there))
+    with RunDirectory(tmp_path).claim(now(here)) as run_dir:
+        assert run_dir.identity.hash == _digest(old)
 
-    legacy(tmp_path / "a", {})                               # before data fingerprints were recorded
-    with pytest.raises(RunDirectoryError, match=r"changed: study.data\).*run it once with those"):
-        RunDirectory(tmp_path / "a").claim(now(there))
-    with RunDirectory(tmp_path / "a").claim(now(here)) as run_dir:
-        assert run_dir.identity.hash == "old0hash" and run_dir.resumed
-    state = json.loads((tmp_path / "a" / "run_state.json").read_text())
-    assert state["identity_hash"] == "old0hash" and state["identity"] == {"study": study} and state["data"] == letter
-    with RunDirectory(tmp_path / "a").claim(now(there)) as run_dir:   # fingerprinted now: another path is fine
-        assert run_dir.identity.hash == "old0hash"
 
-    legacy(tmp_path / "b", letter)
-    with RunDirectory(tmp_path / "b").claim(now(there)) as run_dir:
-        assert run_dir.identity.hash == "old0hash"
-    with pytest.raises(RunDirectoryError, match="changed: study.seed"):
-        RunDirectory(tmp_path / "b").claim(now(there, seed=1))
-    with pytest.raises(RunDirectoryError, match="computed on other data"):
-        RunDirectory(tmp_path / "b").claim(now(there, {"mechanism letter": "e" * 64}))
+def test_a_run_whose_state_file_is_lost_keeps_its_data_by_the_manifest(tmp_path):
+    """With run_state.json gone, the manifest's data fingerprints say what the records were computed on:
+    the same rows elsewhere resume, other rows are refused, and without those fingerprints the run is
+    refused rather than taken on trust."""
+    import json
+    import shutil
+
+    from conftest import make_letter_like
+    from simstudy.errors import UserError
+
+    def write(path, seed):
+        X, y = make_letter_like(rows=300, seed=seed)
+        path.write_text("\n".join(",".join([c] + [str(v) for v in row]) for c, row in zip(y, X)) + "\n")
+
+    data, copy, other, out = (tmp_path / name for name in ("a.data", "b.data", "c.data", "run"))
+    write(data, 0)
+    shutil.copy(data, copy)
+    write(other, 1)
+    grid = dict(procedures=["kfold_t"], mechanisms=["letter"], learners=["lda"], losses=["zero_one"], sizes=[40],
+                replicates=4)
+    run_benchmark("ci", out=out, **grid, data={"letter": str(data)})
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert set(manifest["data_fingerprints"]) == {"mechanism letter"}
+    (out / "run_state.json").unlink()
+    with pytest.raises(UserError, match="'mechanism letter' computed on other data"):
+        run_benchmark("ci", out=out, **grid, data={"letter": str(other)})
+    assert run_benchmark("ci", out=out, **grid, data={"letter": str(copy)}).run.manifest["resumed_chunks"] >= 1
+    (out / "run_state.json").unlink()
+    del manifest["data_fingerprints"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(UserError, match=r"fingerprints of the data .*\(mechanism letter\) went with it"):
+        run_benchmark("ci", out=out, **grid, data={"letter": str(copy)})
 
 
 def test_records_do_not_depend_on_n_jobs():

@@ -32,10 +32,11 @@ def run_identity(study: Study) -> RunIdentity:
         content["loss"] = study.loss.describe()
     subjects = {name: _digest(spec) for name, spec in study.subjects().items()}
     data = {str(name): str(digest) for name, digest in study.data_fingerprints().items()}
-    locations = json.loads(json.dumps({name: config[name] for name in study.Config.field_names("location")},
-                                      default=str))
+    locations = {name: config[name] for name in study.Config.field_names("location")}
+    # as identities were hashed while the location fields were record fields (a directory of then keeps its hash)
+    legacy = _digest({**content, "study": {**content["study"], **locations}}) if locations else None
     return RunIdentity(study.name, _digest(content), subjects, json.loads(json.dumps(content, default=str)), data,
-                       locations)
+                       json.loads(json.dumps(locations, default=str)), legacy)
 
 
 def _describe(part: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@
   their fingerprints too, outside the hash: a data set recorded with other contents is refused
   the same way, so that a data file changed in place never mixes its records with the old ones,
   while the same rows at another path (a clone on another machine) extend the run. A directory
-  recorded while its data paths were part of the hash keeps its hash (:meth:`RunIdentity.matches_recorded`).
+  recorded while its data paths were part of the hash keeps its hash (:attr:`RunIdentity.legacy_hash`).
   Every shard carries the identity hash and is checked on load (:class:`simstudy.engine.shards.ShardStore`).
 - **Lock.** A process holds an exclusive ``flock`` on ``run.lock`` for the whole run; a second
   process on the same directory is refused with the holder's pid, host and start time. The
@@ -49,6 +49,9 @@ STATE_FILE = "run_state.json"
 LOCK_FILE = "run.lock"
 #: Version of the run-state format (1: the first version's ``study_config_hash`` only).
 STATE_FORMAT = 2
+#: run_state.json's key for the identity's own hash where the directory goes on under the hash it
+#: was recorded with while its location fields were hashed (:attr:`RunIdentity.legacy_hash`).
+HASH_WITHOUT_LOCATIONS = "identity_hash_without_locations"
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,10 @@ class RunIdentity:
         Data set name -> fingerprint of its contents (:meth:`simstudy.Study.data_fingerprints`).
     locations : dict
         The study's ``location`` fields (name -> value, e.g. the benchmark's data paths): not in
-        ``content``; the data's fingerprints stand for them.
+        ``content``; the data's fingerprints (``data``) stand for them.
+    legacy_hash : str or None
+        The hash of ``content`` with the location fields in it, as identities were hashed before
+        those fields had a role of their own; None for a study without location fields.
     """
 
     study: str
@@ -100,24 +106,7 @@ class RunIdentity:
     content: dict[str, Any] = field(default_factory=dict)
     data: dict[str, str] = field(default_factory=dict)
     locations: dict[str, Any] = field(default_factory=dict)
-
-    def matches_recorded(self, recorded: dict[str, Any], fingerprints: dict[str, str]) -> bool:
-        """Whether a directory's recorded identity content is this run's, recorded while the
-        location fields were part of the hash (such a directory keeps its hash).
-
-        Where the directory has recorded every data set's fingerprint (``fingerprints``, checked
-        by the claim), the recorded locations are ignored: the same rows may come from another
-        path. Where it has not, they must be the same as now, as when they were hashed.
-        """
-        recorded = json.loads(json.dumps(recorded))
-        study = recorded.get("study") if isinstance(recorded, dict) else None
-        if not isinstance(study, dict):
-            return False
-        fingerprinted = all(name in fingerprints for name in self.data)
-        for name, value in self.locations.items():
-            if study.pop(name, None) != value and not fingerprinted:
-                return False
-        return recorded == self.content
+    legacy_hash: str | None = None
 
 
 def _changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
@@ -301,12 +290,13 @@ class RunDirectory:
         The state is recovered only when those files agree on one identity; otherwise the run
         is refused (:meth:`_refusal` names ``run_state.json``), never taken for another's.
         """
-        hashes, study = set(), None
+        hashes, study, data = set(), None, {}
         try:
             manifest = json.loads((self.path / "manifest.json").read_text())
             hashes.add(manifest.get("identity_hash"))
             study = manifest.get("study")
-        except (OSError, ValueError, AttributeError):
+            data = dict(manifest.get("data_fingerprints") or {})
+        except (OSError, ValueError, AttributeError, TypeError):
             pass
         for sidecar in sorted((self.path / "shards").glob("*/*.json"))[:50]:
             try:
@@ -319,19 +309,39 @@ class RunDirectory:
         found = hashes.pop() if len(hashes) == 1 else "unknown"
         log.warning("run directory %s: %s is %s; identity %s recovered from the run's manifest and shards",
                     self.path, STATE_FILE, problem, found)
-        return {"identity_hash": found, "study": study, "recovered": f"{STATE_FILE} {problem}"}
+        return {"identity_hash": found, "study": study, "recovered": f"{STATE_FILE} {problem}", "data": data}
+
+    @staticmethod
+    def _hash_in_force(state: dict[str, Any], identity: RunIdentity) -> str | None:
+        """The directory's identity hash when its records are ``identity``'s, else None: the same
+        hash; the hash recorded while the location fields were hashed (the same paths then); or
+        a directory that took over such a hash and has recorded this identity's own hash beside it."""
+        recorded = state.get("identity_hash")
+        if not recorded or ("recovered" not in state and state.get("study") != identity.study):
+            return None
+        if recorded in (identity.hash, identity.legacy_hash):
+            return recorded
+        if state.get(HASH_WITHOUT_LOCATIONS) == identity.hash and "recovered" not in state:
+            return recorded
+        return None
 
     def _refusal(self, state: dict[str, Any], identity: RunIdentity) -> str:
         """Why ``state`` (the directory's) does not admit ``identity``; "" when it does."""
-        if "recovered" in state and state["identity_hash"] != identity.hash:
+        in_force = self._hash_in_force(state, identity)
+        if "recovered" in state and in_force is None:
             return (f"{self.where}: its {state['recovered']}, and its manifest and shards were "
                     f"written by identity {state['identity_hash']}, not this run's {identity.hash}")
-        if "recovered" in state:
-            return ""
-        if state.get("study") != identity.study or (
-                state.get("identity_hash") != identity.hash
-                and not identity.matches_recorded(state.get("identity", {}), state.get("data", {}))):
-            changed = _changed_keys(state.get("identity", {}), identity.content) if "identity" in state else []
+        if "recovered" in state and in_force == identity.hash:
+            lost = sorted(set(identity.data) - set(state.get("data", {})))
+            if lost:  # the hash no longer names the data (location fields): their fingerprints must
+                return (f"{self.where}: its {state['recovered']}, and the fingerprints of the data its records "
+                        f"were computed on ({', '.join(lost)}) went with it, so other data could be mixed in")
+        if in_force is None:
+            recorded = state.get("identity", {})
+            content = identity.content
+            if any(name in recorded.get("study", {}) for name in identity.locations):  # recorded with its paths
+                content = {**content, "study": {**content.get("study", {}), **identity.locations}}
+            changed = _changed_keys(recorded, content) if "identity" in state else []
             what = f" (changed: {', '.join(changed[:8])})" if changed else ""
             why = (f"{self.where} holds a run of a different configuration{what}: identity "
                    f"{state.get('identity_hash', state.get('study_config_hash'))} there, {identity.hash} now")
@@ -388,14 +398,16 @@ class RunDirectory:
             self.abandon()
             raise
         self.resumed = state is not None
-        if state is not None and state.get("identity_hash") != identity.hash and "identity" in state:
-            # recorded while its data paths were hashed: the same run, its shards keep that hash
-            identity = replace(identity, hash=state["identity_hash"])
-        self.identity = identity
         subjects = {**(state or {}).get("subjects", {}), **identity.subjects}
         data = {**(state or {}).get("data", {}), **identity.data}
-        payload = {"format": STATE_FORMAT, "study": identity.study, "identity_hash": identity.hash,
+        # a directory recorded while its data paths were hashed goes on under that hash (its shards
+        # carry it), with this identity's own hash beside it for the runs that read the data elsewhere
+        in_force = self._hash_in_force(state, identity) if state is not None else None
+        self.identity = replace(identity, hash=in_force or identity.hash, data=data)
+        payload = {"format": STATE_FORMAT, "study": identity.study, "identity_hash": self.identity.hash,
                    "subjects": subjects, "identity": identity.content}
+        if self.identity.hash != identity.hash:
+            payload[HASH_WITHOUT_LOCATIONS] = identity.hash
         if data:
             payload["data"] = data
         write_text_atomic(self.path / STATE_FILE, json.dumps(payload, indent=1, sort_keys=True, default=str) + "\n")
