@@ -131,8 +131,7 @@ def test_a_directory_recorded_with_its_data_paths_hashed_keeps_its_hash(tmp_path
     other data, is still refused; so is another path once its run_state.json is lost."""
     import json
 
-    from simstudy.engine.identity import _digest
-    from simstudy.engine.rundir import RunDirectory, RunIdentity
+    from simstudy.engine.rundir import RunDirectory, RunIdentity, identity_digest
     from simstudy.errors import RunDirectoryError
 
     study, letter = {"alpha": 0.05, "seed": 0}, {"mechanism letter": "f" * 64}
@@ -140,44 +139,45 @@ def test_a_directory_recorded_with_its_data_paths_hashed_keeps_its_hash(tmp_path
 
     def now(locations, data=letter, **changes):
         content = {"study": {**study, **changes}}
-        return RunIdentity("benchmark", _digest(content), {}, content, data, locations,
-                           _digest({"study": {**content["study"], **locations}}))
+        return RunIdentity("benchmark", identity_digest(content), {}, content, data, locations,
+                           identity_digest({"study": {**content["study"], **locations}}))
 
     old = {"study": {**study, **here}}
-    with RunDirectory(tmp_path).claim(RunIdentity("benchmark", _digest(old), {}, old)):   # as recorded then
+    with RunDirectory(tmp_path).claim(RunIdentity("benchmark", identity_digest(old), {}, old)):   # as recorded then
         pass
     with pytest.raises(RunDirectoryError, match=r"changed: study.data.letter\).*run it once with those"):
         RunDirectory(tmp_path).claim(now(there))
-    with pytest.raises(RunDirectoryError, match=r"changed: study.seed"):
+    with pytest.raises(RunDirectoryError, match=r"changed: study.seed\)"):
         RunDirectory(tmp_path).claim(now(here, seed=1))
     with RunDirectory(tmp_path).claim(now(here)) as run_dir:
-        assert run_dir.identity.hash == _digest(old) and run_dir.resumed
+        assert run_dir.identity.hash == identity_digest(old) and run_dir.resumed
     state = json.loads((tmp_path / "run_state.json").read_text())
-    assert state["identity_hash"] == _digest(old) and state["data"] == letter
-    assert state["identity_hash_without_locations"] == now(here).hash
+    assert state["identity_hash"] == identity_digest(old) and state["identity"] == old and state["data"] == letter
     with RunDirectory(tmp_path).claim(now(there)) as run_dir:   # fingerprinted now: the same rows anywhere
-        assert run_dir.identity.hash == _digest(old)
-    for changed in (now(there, seed=1), now(there, {"mechanism letter": "e" * 64})):
-        with pytest.raises(RunDirectoryError, match="changed: study.seed|computed on other data"):
+        assert run_dir.identity.hash == identity_digest(old)
+    for changed in (now(there, seed=1), now(there, {"mechanism letter": "e" * 64}), now(there, seed=0.0)):
+        with pytest.raises(RunDirectoryError, match=r"configuration \(changed: study.seed\)|configuration: |other data"):
             RunDirectory(tmp_path).claim(changed)
-    (tmp_path / "run_state.json").unlink()                       # lost: only the recorded paths say what it holds
+    (tmp_path / "run_state.json").unlink()             # lost: the recorded paths and the fingerprint file remain
     (tmp_path / "shards" / "replicates").mkdir(parents=True)
-    (tmp_path / "shards" / "replicates" / "x.json").write_text(json.dumps({"run_hash": _digest(old)}))
+    (tmp_path / "shards" / "replicates" / "x.json").write_text(json.dumps({"run_hash": identity_digest(old)}))
     with pytest.raises(RunDirectoryError, match="run_state.json missing"):
         RunDirectory(tmp_path).claim(now(there))
+    with pytest.raises(RunDirectoryError, match="computed on other data"):
+        RunDirectory(tmp_path).claim(now(here, {"mechanism letter": "e" * 64}))
     with RunDirectory(tmp_path).claim(now(here)) as run_dir:
-        assert run_dir.identity.hash == _digest(old)
+        assert run_dir.identity.hash == identity_digest(old)
 
 
-def test_a_run_whose_state_file_is_lost_keeps_its_data_by_the_manifest(tmp_path):
-    """With run_state.json gone, the manifest's data fingerprints say what the records were computed on:
-    the same rows elsewhere resume, other rows are refused, and without those fingerprints the run is
-    refused rather than taken on trust."""
-    import json
+def test_a_run_whose_state_file_is_lost_keeps_its_data_by_the_fingerprint_file(tmp_path):
+    """With run_state.json gone, shards/data_fingerprints.json (written at every claim) says what the records
+    were computed on: the same rows elsewhere resume, other rows are refused, even after a run that read no
+    data; without it the run is refused rather than taken on trust. A result is never written over a run
+    of the same configuration on other data."""
     import shutil
 
     from conftest import make_letter_like
-    from simstudy.errors import UserError
+    from simstudy.errors import RunDirectoryError, UserError
 
     def write(path, seed):
         X, y = make_letter_like(rows=300, seed=seed)
@@ -187,20 +187,26 @@ def test_a_run_whose_state_file_is_lost_keeps_its_data_by_the_manifest(tmp_path)
     write(data, 0)
     shutil.copy(data, copy)
     write(other, 1)
-    grid = dict(procedures=["kfold_t"], mechanisms=["letter"], learners=["lda"], losses=["zero_one"], sizes=[40],
-                replicates=4)
-    run_benchmark("ci", out=out, **grid, data={"letter": str(data)})
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert set(manifest["data_fingerprints"]) == {"mechanism letter"}
+    grid = dict(procedures=["kfold_t"], learners=["lda"], losses=["zero_one"], sizes=[40], replicates=4)
+    both = dict(grid, mechanisms=["letter", "logistic"])
+    first = run_benchmark("ci", out=out, **both, data={"letter": str(data)})
+    assert (out / "shards" / "data_fingerprints.json").exists()
     (out / "run_state.json").unlink()
     with pytest.raises(UserError, match="'mechanism letter' computed on other data"):
-        run_benchmark("ci", out=out, **grid, data={"letter": str(other)})
-    assert run_benchmark("ci", out=out, **grid, data={"letter": str(copy)}).run.manifest["resumed_chunks"] >= 1
+        run_benchmark("ci", out=out, **both, data={"letter": str(other)})
+    (out / "run_state.json").unlink(missing_ok=True)
+    run_benchmark("ci", out=out, **grid, mechanisms=["logistic"])          # reads no data: admitted, letter kept
+    with pytest.raises(UserError, match="'mechanism letter' computed on other data"):
+        run_benchmark("ci", out=out, **both, data={"letter": str(other)})
+    assert run_benchmark("ci", out=out, **both, data={"letter": str(copy)}).run.manifest["resumed_chunks"] >= 2
     (out / "run_state.json").unlink()
-    del manifest["data_fingerprints"]
-    (out / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(UserError, match=r"fingerprints of the data .*\(mechanism letter\) went with it"):
-        run_benchmark("ci", out=out, **grid, data={"letter": str(copy)})
+    (out / "shards" / "data_fingerprints.json").unlink()
+    with pytest.raises(UserError, match="so is shards/data_fingerprints.json"):
+        run_benchmark("ci", out=out, **both, data={"letter": str(copy)})
+    elsewhere = run_benchmark("ci", out=tmp_path / "other", **both, data={"letter": str(other)})
+    with pytest.raises(RunDirectoryError, match="computed on other data"):
+        first.run.write(tmp_path / "other")
+    assert elsewhere.run.manifest["data_fingerprints"] != first.run.manifest["data_fingerprints"]
 
 
 def test_records_do_not_depend_on_n_jobs():

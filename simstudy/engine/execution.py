@@ -175,7 +175,7 @@ def _manifest(study: Study, plan: RunPlan, identity: RunIdentity, phases: dict[s
         "record_labels": study.record_labels(), "config": config,
         "failures_sample": failures[scalar].head(20).to_dict("records"),
         "environment": environment,
-        # the data the records were computed on, for a run whose run_state.json is lost (RunDirectory)
+        # the data the records were computed on (the run directory's record of them: RunDirectory)
         **({"data_fingerprints": identity.data} if identity.data else {}),
     }
 

@@ -3,21 +3,16 @@ and the configuration as recorded in ``config.yaml`` (:func:`resolved_config`)."
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from typing import Any, Mapping
 
 
 from simstudy.engine.plan import RunPlan
-from simstudy.engine.rundir import RunIdentity
+from simstudy.engine.rundir import RunIdentity, identity_digest
 from simstudy.populations.io.fingerprint import population_fingerprint
 from simstudy.studies.base import Study, describe_part
 
 __all__ = ["resolved_config", "run_identity"]
-
-
-def _digest(payload: Any) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def run_identity(study: Study) -> RunIdentity:
@@ -30,12 +25,12 @@ def run_identity(study: Study) -> RunIdentity:
         content["learner"] = _describe(study.learner)
     if study.loss is not None:
         content["loss"] = study.loss.describe()
-    subjects = {name: _digest(spec) for name, spec in study.subjects().items()}
+    subjects = {name: identity_digest(spec) for name, spec in study.subjects().items()}
     data = {str(name): str(digest) for name, digest in study.data_fingerprints().items()}
     locations = {name: config[name] for name in study.Config.field_names("location")}
     # as identities were hashed while the location fields were record fields (a directory of then keeps its hash)
-    legacy = _digest({**content, "study": {**content["study"], **locations}}) if locations else None
-    return RunIdentity(study.name, _digest(content), subjects, json.loads(json.dumps(content, default=str)), data,
+    legacy = identity_digest({**content, "study": {**content["study"], **locations}}) if locations else None
+    return RunIdentity(study.name, identity_digest(content), subjects, json.loads(json.dumps(content, default=str)), data,
                        json.loads(json.dumps(locations, default=str)), legacy)
 
 

@@ -151,7 +151,8 @@ class StudyResult:
         from simstudy.engine.manifest import write_json
 
         directory = Path(directory)
-        check_output_folder(directory, self.manifest.get("identity_hash"), self.run_dir)
+        check_output_folder(directory, self.manifest.get("identity_hash"), self.run_dir,
+                            self.manifest.get("data_fingerprints"))
         directory.mkdir(parents=True, exist_ok=True)
         for folder in (directory, directory / "figures"):
             remove_temporary_files(folder)

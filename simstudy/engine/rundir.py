@@ -9,10 +9,13 @@
   the run (more replicates, sizes or subjects: only the new work is computed); another identity,
   or a known subject with another specification, is refused unless ``runner.overwrite=true``.
   A study that reads data sets beyond its one population (the benchmark's mechanisms) records
-  their fingerprints too, outside the hash: a data set recorded with other contents is refused
-  the same way, so that a data file changed in place never mixes its records with the old ones,
-  while the same rows at another path (a clone on another machine) extend the run. A directory
-  recorded while its data paths were part of the hash keeps its hash (:attr:`RunIdentity.legacy_hash`).
+  their fingerprints too, outside the hash (in ``run_state.json`` and, so that losing that file
+  does not lose them, in ``shards/data_fingerprints.json``): a data set recorded with other
+  contents is refused the same way, so that a data file changed in place never mixes its records
+  with the old ones, while the same rows at another path (a clone on another machine) extend the
+  run. A directory recorded while its data paths were part of the hash keeps that hash
+  (``RunDirectory._admission``): at the recorded paths, then, once its fingerprints are
+  recorded, at any.
   Every shard carries the identity hash and is checked on load (:class:`simstudy.engine.shards.ShardStore`).
 - **Lock.** A process holds an exclusive ``flock`` on ``run.lock`` for the whole run; a second
   process on the same directory is refused with the holder's pid, host and start time. The
@@ -29,6 +32,7 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -49,9 +53,15 @@ STATE_FILE = "run_state.json"
 LOCK_FILE = "run.lock"
 #: Version of the run-state format (1: the first version's ``study_config_hash`` only).
 STATE_FORMAT = 2
-#: run_state.json's key for the identity's own hash where the directory goes on under the hash it
-#: was recorded with while its location fields were hashed (:attr:`RunIdentity.legacy_hash`).
-HASH_WITHOUT_LOCATIONS = "identity_hash_without_locations"
+#: The data fingerprints of a run that reads data sets (:attr:`RunIdentity.data`), written at every
+#: claim beside the shards: what the records were computed on, kept apart from ``run_state.json``
+#: so that losing one file does not lose them.
+FINGERPRINTS_FILE = "shards/data_fingerprints.json"
+
+
+def identity_digest(content: Any) -> str:
+    """The identity hash of ``content`` (:attr:`RunIdentity.hash`): SHA-256 of its sorted JSON."""
+    return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -290,13 +300,17 @@ class RunDirectory:
         The state is recovered only when those files agree on one identity; otherwise the run
         is refused (:meth:`_refusal` names ``run_state.json``), never taken for another's.
         """
-        hashes, study, data = set(), None, {}
+        hashes, study, data = set(), None, None
         try:
             manifest = json.loads((self.path / "manifest.json").read_text())
             hashes.add(manifest.get("identity_hash"))
             study = manifest.get("study")
-            data = dict(manifest.get("data_fingerprints") or {})
-        except (OSError, ValueError, AttributeError, TypeError):
+        except (OSError, ValueError, AttributeError):
+            pass
+        try:
+            # written at every claim, so never behind the shards (the manifest is, after an interrupted run)
+            data = json.loads((self.path / FINGERPRINTS_FILE).read_text())
+        except (OSError, ValueError):
             pass
         for sidecar in sorted((self.path / "shards").glob("*/*.json"))[:50]:
             try:
@@ -309,47 +323,70 @@ class RunDirectory:
         found = hashes.pop() if len(hashes) == 1 else "unknown"
         log.warning("run directory %s: %s is %s; identity %s recovered from the run's manifest and shards",
                     self.path, STATE_FILE, problem, found)
-        return {"identity_hash": found, "study": study, "recovered": f"{STATE_FILE} {problem}", "data": data}
+        state = {"identity_hash": found, "study": study, "recovered": f"{STATE_FILE} {problem}"}
+        if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
+            state["data"] = data
+        return state
 
     @staticmethod
-    def _hash_in_force(state: dict[str, Any], identity: RunIdentity) -> str | None:
-        """The directory's identity hash when its records are ``identity``'s, else None: the same
-        hash; the hash recorded while the location fields were hashed (the same paths then); or
-        a directory that took over such a hash and has recorded this identity's own hash beside it."""
+    def _admission(state: dict[str, Any], identity: RunIdentity) -> tuple[str, dict[str, Any]] | None:
+        """(hash, identity content to record) under which the directory's records are ``identity``'s,
+        or None when they are not. Hashes decide, never a comparison of values (1 == 1.0):
+
+        - the directory's hash is the identity's;
+        - it is the identity's :attr:`~RunIdentity.legacy_hash`: recorded while the location fields
+          were hashed, with the same values (paths) as now; the run goes on under that hash and
+          keeps recording the content in that form;
+        - it was recorded so, the content it recorded hashes to it, that content without the
+          location fields hashes to the identity's hash, and the directory has recorded its data's
+          fingerprints since (``data``): the same configuration with its data read elsewhere (the
+          fingerprints are compared by :meth:`_refusal`).
+        """
         recorded = state.get("identity_hash")
         if not recorded or ("recovered" not in state and state.get("study") != identity.study):
             return None
-        if recorded in (identity.hash, identity.legacy_hash):
-            return recorded
-        if state.get(HASH_WITHOUT_LOCATIONS) == identity.hash and "recovered" not in state:
-            return recorded
-        return None
+        if recorded == identity.hash:
+            return recorded, identity.content
+        with_locations = {**identity.content, "study": {**identity.content.get("study", {}), **identity.locations}}
+        if identity.legacy_hash is not None and recorded == identity.legacy_hash:
+            return recorded, with_locations
+        content = state.get("identity")
+        study = content.get("study") if isinstance(content, dict) else None
+        if ("recovered" in state or "data" not in state or not identity.locations or not isinstance(study, dict)
+                or not any(name in study for name in identity.locations) or identity_digest(content) != recorded):
+            return None
+        moved = {**content, "study": {k: v for k, v in study.items() if k not in identity.locations}}
+        return (recorded, content) if identity_digest(moved) == identity.hash else None
 
     def _refusal(self, state: dict[str, Any], identity: RunIdentity) -> str:
         """Why ``state`` (the directory's) does not admit ``identity``; "" when it does."""
-        in_force = self._hash_in_force(state, identity)
-        if "recovered" in state and in_force is None:
+        admitted = self._admission(state, identity)
+        if "recovered" in state and admitted is None:
             return (f"{self.where}: its {state['recovered']}, and its manifest and shards were "
                     f"written by identity {state['identity_hash']}, not this run's {identity.hash}")
-        if "recovered" in state and in_force == identity.hash:
-            lost = sorted(set(identity.data) - set(state.get("data", {})))
-            if lost:  # the hash no longer names the data (location fields): their fingerprints must
-                return (f"{self.where}: its {state['recovered']}, and the fingerprints of the data its records "
-                        f"were computed on ({', '.join(lost)}) went with it, so other data could be mixed in")
-        if in_force is None:
-            recorded = state.get("identity", {})
+        if "recovered" in state and admitted[0] == identity.hash and identity.locations and "data" not in state:
+            # the hash does not name the data (location fields): without their fingerprints other rows could join
+            return (f"{self.where}: its {state['recovered']}, and so is {FINGERPRINTS_FILE}, which named the data "
+                    "its records were computed on: other data could be mixed in")
+        if admitted is None:
+            recorded = state.get("identity")
+            recorded = recorded if isinstance(recorded, dict) else {}
             content = identity.content
-            if any(name in recorded.get("study", {}) for name in identity.locations):  # recorded with its paths
-                content = {**content, "study": {**content.get("study", {}), **identity.locations}}
+            if isinstance(recorded.get("study"), dict) and any(name in recorded["study"] for name in identity.locations):
+                if "data" in state:  # recorded with its paths, which its fingerprints have replaced since
+                    recorded = {**recorded, "study": {k: v for k, v in recorded["study"].items()
+                                                      if k not in identity.locations}}
+                else:  # recorded with its paths, which still say what its data are
+                    content = {**content, "study": {**content.get("study", {}), **identity.locations}}
             changed = _changed_keys(recorded, content) if "identity" in state else []
             what = f" (changed: {', '.join(changed[:8])})" if changed else ""
             why = (f"{self.where} holds a run of a different configuration{what}: identity "
                    f"{state.get('identity_hash', state.get('study_config_hash'))} there, {identity.hash} now")
-            if changed and all(key.split(".")[:2] in (["study", name] for name in identity.locations)
-                               for key in changed):
-                recorded = {f"study.{name}": state["identity"].get("study", {}).get(name) for name in identity.locations}
+            if changed and "data" not in state and all(
+                    key.split(".")[:2] in (["study", name] for name in identity.locations) for key in changed):
+                paths = {f"study.{name}": recorded["study"].get(name) for name in identity.locations}
                 why += (f". It was written before its data's fingerprints were recorded, so its data are the files "
-                        f"at the recorded paths ({recorded}): run it once with those, and then the same rows "
+                        f"at the recorded paths ({paths}): run it once with those, and then the same rows "
                         "may come from any path")
             return why
         for name, digest in identity.subjects.items():
@@ -400,16 +437,16 @@ class RunDirectory:
         self.resumed = state is not None
         subjects = {**(state or {}).get("subjects", {}), **identity.subjects}
         data = {**(state or {}).get("data", {}), **identity.data}
-        # a directory recorded while its data paths were hashed goes on under that hash (its shards
-        # carry it), with this identity's own hash beside it for the runs that read the data elsewhere
-        in_force = self._hash_in_force(state, identity) if state is not None else None
-        self.identity = replace(identity, hash=in_force or identity.hash, data=data)
-        payload = {"format": STATE_FORMAT, "study": identity.study, "identity_hash": self.identity.hash,
-                   "subjects": subjects, "identity": identity.content}
-        if self.identity.hash != identity.hash:
-            payload[HASH_WITHOUT_LOCATIONS] = identity.hash
-        if data:
+        # a directory recorded while its data paths were hashed goes on under that hash (its shards carry it)
+        in_force, content = (self._admission(state, identity) if state is not None else None) or (
+            identity.hash, identity.content)
+        self.identity = replace(identity, hash=in_force, data=data)
+        payload = {"format": STATE_FORMAT, "study": identity.study, "identity_hash": in_force,
+                   "subjects": subjects, "identity": content}
+        if data or identity.locations:
             payload["data"] = data
+            (self.path / FINGERPRINTS_FILE).parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(self.path / FINGERPRINTS_FILE, json.dumps(data, indent=1, sort_keys=True) + "\n")
         write_text_atomic(self.path / STATE_FILE, json.dumps(payload, indent=1, sort_keys=True, default=str) + "\n")
         return self
 

@@ -49,11 +49,25 @@ def _identity_of(directory: Path) -> str | None:
     return None
 
 
-def check_output_folder(directory: Path, identity: str | None, run_dir: Path | None) -> None:
+def _fingerprints_of(directory: Path) -> dict[str, str]:
+    """The data fingerprints a run directory recorded (run_state.json, else the manifest)."""
+    for name, key in (("run_state.json", "data"), (MANIFEST_FILE, "data_fingerprints")):
+        try:
+            value = json.loads((directory / name).read_text()).get(key)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return {}
+
+
+def check_output_folder(directory: Path, identity: str | None, run_dir: Path | None,
+                        data: dict[str, str] | None = None) -> None:
     """Refuse to write a result into a folder that holds files of another run or foreign files.
 
     Allowed: a new or empty folder, the result's own run directory (``run_dir``), or a folder
-    holding a run with the same identity hash (its files are replaced by equal ones).
+    holding a run with the same identity hash (its files are replaced by equal ones) whose data
+    fingerprints agree with the result's ``data`` (the hash does not name data read from a path).
     """
     if not directory.exists():
         return
@@ -64,7 +78,13 @@ def check_output_folder(directory: Path, identity: str | None, run_dir: Path | N
         return
     there = _identity_of(directory)
     if there is not None and identity is not None and there == identity:
-        return
+        recorded = _fingerprints_of(directory)
+        other = sorted(name for name, digest in (data or {}).items() if recorded.get(name, digest) != digest)
+        if not other:
+            return
+        raise RunDirectoryError(f"{str(directory)!r} holds a run of this configuration computed on other data "
+                                f"({', '.join(other)}); a result is never written over other files. Choose a new or "
+                                "empty folder.")
     what = (f"a run of another configuration (identity {there}, this result {identity})" if there is not None
             else f"files that are not this run's ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})")
     raise RunDirectoryError(f"{str(directory)!r} holds {what}; a result is never written over other files. Choose a "
