@@ -131,7 +131,8 @@ def test_a_directory_recorded_with_its_data_paths_hashed_keeps_its_hash(tmp_path
     other data, is still refused; so is another path once its run_state.json is lost."""
     import json
 
-    from simstudy.engine.rundir import RunDirectory, RunIdentity, identity_digest
+    from simstudy.engine.admission import RunIdentity, identity_digest
+    from simstudy.engine.rundir import RunDirectory
     from simstudy.errors import RunDirectoryError
 
     study, letter = {"alpha": 0.05, "seed": 0}, {"mechanism letter": "f" * 64}

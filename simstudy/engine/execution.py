@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from simstudy.engine.admission import RunIdentity
 from simstudy.engine.backends.prewarm import start_prewarm, wait_for_prewarm
 from simstudy.engine.backends.signals import stop_on_signals
 from simstudy.engine.backends.workers import kill_workers, user_modules
@@ -32,7 +33,7 @@ from simstudy.engine.plan import RunnerOptions, RunPlan, build
 from simstudy.engine.records import order_records, timing_by_condition
 from simstudy.engine.result import StudyResult
 from simstudy.engine.rounds import RoundStore, run_to_targets
-from simstudy.engine.rundir import PYTHON, RunDirectory, RunIdentity, write_config
+from simstudy.engine.rundir import PYTHON, RunDirectory, write_config
 from simstudy.engine.runlog import attach_log, detach_log, note_cold_start
 from simstudy.engine.runner import run_chunks
 from simstudy.engine.shards import ShardStore

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 
 from simstudy.engine.plan import RunPlan
-from simstudy.engine.rundir import RunIdentity, identity_digest
+from simstudy.engine.admission import RunIdentity, identity_digest
 from simstudy.populations.io.fingerprint import population_fingerprint
 from simstudy.studies.base import Study, describe_part
 

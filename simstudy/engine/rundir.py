@@ -14,7 +14,7 @@
   contents is refused the same way, so that a data file changed in place never mixes its records
   with the old ones, while the same rows at another path (a clone on another machine) extend the
   run. A directory recorded while its data paths were part of the hash keeps that hash
-  (``RunDirectory._admission``): at the recorded paths, then, once its fingerprints are
+  (:func:`simstudy.engine.admission.admission`): at the recorded paths, then, once its fingerprints are
   recorded, at any.
   Every shard carries the identity hash and is checked on load (:class:`simstudy.engine.shards.ShardStore`).
 - **Lock.** A process holds an exclusive ``flock`` on ``run.lock`` for the whole run; a second
@@ -32,20 +32,20 @@
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import logging
 import os
 import shutil
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from simstudy.engine.admission import FINGERPRINTS_FILE, RunIdentity, admission, refusal
 from simstudy.engine.lock_holder import dead_holder, describe_holder, hold_lock, holder_record, release_lock
 from simstudy.errors import RunDirectoryError
 from simstudy.files import write_text_atomic
 
-__all__ = ["COMMAND_LINE", "DirectoryNames", "PYTHON", "RunIdentity", "RunDirectory", "STATE_FILE", "LOCK_FILE"]
+__all__ = ["COMMAND_LINE", "DirectoryNames", "PYTHON", "RunDirectory", "STATE_FILE", "LOCK_FILE"]
 
 log = logging.getLogger("simstudy")
 
@@ -53,15 +53,6 @@ STATE_FILE = "run_state.json"
 LOCK_FILE = "run.lock"
 #: Version of the run-state format (1: the first version's ``study_config_hash`` only).
 STATE_FORMAT = 2
-#: The data fingerprints of a run that reads data sets (:attr:`RunIdentity.data`), written at every
-#: claim beside the shards: what the records were computed on, kept apart from ``run_state.json``
-#: so that losing one file does not lose them.
-FINGERPRINTS_FILE = "shards/data_fingerprints.json"
-
-
-def identity_digest(content: Any) -> str:
-    """The identity hash of ``content`` (:attr:`RunIdentity.hash`): SHA-256 of its sorted JSON."""
-    return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -85,49 +76,6 @@ class DirectoryNames:
 COMMAND_LINE = DirectoryNames()
 #: :func:`simstudy.run_study` and the functions built on it (``out=``, ``overwrite=True``).
 PYTHON = DirectoryNames("out", "pass overwrite=True")
-
-
-@dataclass(frozen=True)
-class RunIdentity:
-    """What a run directory's records depend on.
-
-    Attributes
-    ----------
-    study : str
-    hash : str
-        Hash of ``content`` (see the module docstring).
-    subjects : dict
-        Subject name -> hash of its specification.
-    content : dict
-        What was hashed (kept in ``run_state.json`` so that a refusal can say what changed).
-    data : dict
-        Data set name -> fingerprint of its contents (:meth:`simstudy.Study.data_fingerprints`).
-    locations : dict
-        The study's ``location`` fields (name -> value, e.g. the benchmark's data paths): not in
-        ``content``; the data's fingerprints (``data``) stand for them.
-    legacy_hash : str or None
-        The hash of ``content`` with the location fields in it, as identities were hashed before
-        those fields had a role of their own; None for a study without location fields.
-    """
-
-    study: str
-    hash: str
-    subjects: dict[str, str] = field(default_factory=dict)
-    content: dict[str, Any] = field(default_factory=dict)
-    data: dict[str, str] = field(default_factory=dict)
-    locations: dict[str, Any] = field(default_factory=dict)
-    legacy_hash: str | None = None
-
-
-def _changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
-    keys = []
-    for k in sorted(set(old) | set(new)):
-        a, b = old.get(k), new.get(k)
-        if isinstance(a, dict) and isinstance(b, dict):
-            keys += _changed_keys(a, b, f"{prefix}{k}.")
-        elif a != b:
-            keys.append(f"{prefix}{k}")
-    return keys
 
 
 class RunDirectory:
@@ -298,7 +246,7 @@ class RunDirectory:
         its files record (the manifest, the shards' sidecars); None for a directory with neither.
 
         The state is recovered only when those files agree on one identity; otherwise the run
-        is refused (:meth:`_refusal` names ``run_state.json``), never taken for another's.
+        is refused (:func:`~simstudy.engine.admission.refusal` names ``run_state.json``), never taken for another's.
         """
         hashes, study, data = set(), None, None
         try:
@@ -328,79 +276,6 @@ class RunDirectory:
             state["data"] = data
         return state
 
-    @staticmethod
-    def _admission(state: dict[str, Any], identity: RunIdentity) -> tuple[str, dict[str, Any]] | None:
-        """(hash, identity content to record) under which the directory's records are ``identity``'s,
-        or None when they are not. Hashes decide, never a comparison of values (1 == 1.0):
-
-        - the directory's hash is the identity's;
-        - it is the identity's :attr:`~RunIdentity.legacy_hash`: recorded while the location fields
-          were hashed, with the same values (paths) as now; the run goes on under that hash and
-          keeps recording the content in that form;
-        - it was recorded so, the content it recorded hashes to it, that content without the
-          location fields hashes to the identity's hash, and the directory has recorded its data's
-          fingerprints since (``data``): the same configuration with its data read elsewhere (the
-          fingerprints are compared by :meth:`_refusal`).
-        """
-        recorded = state.get("identity_hash")
-        if not recorded or ("recovered" not in state and state.get("study") != identity.study):
-            return None
-        if recorded == identity.hash:
-            return recorded, identity.content
-        with_locations = {**identity.content, "study": {**identity.content.get("study", {}), **identity.locations}}
-        if identity.legacy_hash is not None and recorded == identity.legacy_hash:
-            return recorded, with_locations
-        content = state.get("identity")
-        study = content.get("study") if isinstance(content, dict) else None
-        if ("recovered" in state or "data" not in state or not identity.locations or not isinstance(study, dict)
-                or not any(name in study for name in identity.locations) or identity_digest(content) != recorded):
-            return None
-        moved = {**content, "study": {k: v for k, v in study.items() if k not in identity.locations}}
-        return (recorded, content) if identity_digest(moved) == identity.hash else None
-
-    def _refusal(self, state: dict[str, Any], identity: RunIdentity) -> str:
-        """Why ``state`` (the directory's) does not admit ``identity``; "" when it does."""
-        admitted = self._admission(state, identity)
-        if "recovered" in state and admitted is None:
-            return (f"{self.where}: its {state['recovered']}, and its manifest and shards were "
-                    f"written by identity {state['identity_hash']}, not this run's {identity.hash}")
-        if "recovered" in state and admitted[0] == identity.hash and identity.locations and "data" not in state:
-            # the hash does not name the data (location fields): without their fingerprints other rows could join
-            return (f"{self.where}: its {state['recovered']}, and so is {FINGERPRINTS_FILE}, which named the data "
-                    "its records were computed on: other data could be mixed in")
-        if admitted is None:
-            recorded = state.get("identity")
-            recorded = recorded if isinstance(recorded, dict) else {}
-            content = identity.content
-            if isinstance(recorded.get("study"), dict) and any(name in recorded["study"] for name in identity.locations):
-                if "data" in state:  # recorded with its paths, which its fingerprints have replaced since
-                    recorded = {**recorded, "study": {k: v for k, v in recorded["study"].items()
-                                                      if k not in identity.locations}}
-                else:  # recorded with its paths, which still say what its data are
-                    content = {**content, "study": {**content.get("study", {}), **identity.locations}}
-            changed = _changed_keys(recorded, content) if "identity" in state else []
-            what = f" (changed: {', '.join(changed[:8])})" if changed else ""
-            why = (f"{self.where} holds a run of a different configuration{what}: identity "
-                   f"{state.get('identity_hash', state.get('study_config_hash'))} there, {identity.hash} now")
-            if changed and "data" not in state and all(
-                    key.split(".")[:2] in (["study", name] for name in identity.locations) for key in changed):
-                paths = {f"study.{name}": recorded["study"].get(name) for name in identity.locations}
-                why += (f". It was written before its data's fingerprints were recorded, so its data are the files "
-                        f"at the recorded paths ({paths}): run it once with those, and then the same rows "
-                        "may come from any path")
-            return why
-        for name, digest in identity.subjects.items():
-            old = state.get("subjects", {}).get(name)
-            if old is not None and old != digest:
-                return (f"{self.where} holds subject {name!r} with other settings "
-                        f"({old} there, {digest} now)")
-        for name, digest in identity.data.items():
-            old = state.get("data", {}).get(name)
-            if old is not None and old != digest:
-                return (f"{self.where} holds records of {name!r} computed on other data "
-                        f"(fingerprint {old[:12]} there, {digest[:12]} now): give it the same data")
-        return ""
-
     def _clear(self) -> None:
         """Delete everything of an earlier run except the lock (``runner.overwrite=true``)."""
         for child in self.path.iterdir():
@@ -423,7 +298,7 @@ class RunDirectory:
         self.lock()
         try:
             state = self._state()
-            why = self._refusal(state, identity) if state is not None else ""
+            why = refusal(state, identity, self.where) if state is not None else ""
             if why and not overwrite:
                 raise RunDirectoryError(f"{why}. Choose another {self.names.directory}, or {self.names.discard} to "
                                         "discard the old results.")
@@ -438,7 +313,7 @@ class RunDirectory:
         subjects = {**(state or {}).get("subjects", {}), **identity.subjects}
         data = {**(state or {}).get("data", {}), **identity.data}
         # a directory recorded while its data paths were hashed goes on under that hash (its shards carry it)
-        in_force, content = (self._admission(state, identity) if state is not None else None) or (
+        in_force, content = (admission(state, identity) if state is not None else None) or (
             identity.hash, identity.content)
         self.identity = replace(identity, hash=in_force, data=data)
         payload = {"format": STATE_FORMAT, "study": identity.study, "identity_hash": in_force,
