@@ -169,9 +169,17 @@ def test_a_directory_recorded_with_its_data_paths_hashed_keeps_its_hash(tmp_path
     with RunDirectory(tmp_path).claim(now(here)) as run_dir:
         assert run_dir.identity.hash == identity_digest(old)
 
+    downloaded = {"study": {**study, "data": {}}}      # letter read from its download, no path recorded
+    with RunDirectory(tmp_path / "d").claim(RunIdentity("benchmark", identity_digest(downloaded), {}, downloaded)):
+        pass
+    with RunDirectory(tmp_path / "d").claim(now({"data": {}}, data={})):   # a run reading no data: admitted
+        pass
+    with pytest.raises(RunDirectoryError, match="changed: study.data.letter"):  # letter's fingerprint was never taken
+        RunDirectory(tmp_path / "d").claim(now(there))
+
 
 def test_a_run_whose_state_file_is_lost_keeps_its_data_by_the_fingerprint_file(tmp_path):
-    """With run_state.json gone, shards/data_fingerprints.json (written at every claim) says what the records
+    """With run_state.json gone, data_fingerprints.json (written at every claim) says what the records
     were computed on: the same rows elsewhere resume, other rows are refused, even after a run that read no
     data; without it the run is refused rather than taken on trust. A result is never written over a run
     of the same configuration on other data."""
@@ -191,7 +199,7 @@ def test_a_run_whose_state_file_is_lost_keeps_its_data_by_the_fingerprint_file(t
     grid = dict(procedures=["kfold_t"], learners=["lda"], losses=["zero_one"], sizes=[40], replicates=4)
     both = dict(grid, mechanisms=["letter", "logistic"])
     first = run_benchmark("ci", out=out, **both, data={"letter": str(data)})
-    assert (out / "shards" / "data_fingerprints.json").exists()
+    assert (out / "data_fingerprints.json").exists()
     (out / "run_state.json").unlink()
     with pytest.raises(UserError, match="'mechanism letter' computed on other data"):
         run_benchmark("ci", out=out, **both, data={"letter": str(other)})
@@ -201,9 +209,16 @@ def test_a_run_whose_state_file_is_lost_keeps_its_data_by_the_fingerprint_file(t
         run_benchmark("ci", out=out, **both, data={"letter": str(other)})
     assert run_benchmark("ci", out=out, **both, data={"letter": str(copy)}).run.manifest["resumed_chunks"] >= 2
     (out / "run_state.json").unlink()
-    (out / "shards" / "data_fingerprints.json").unlink()
-    with pytest.raises(UserError, match="so is shards/data_fingerprints.json"):
+    (out / "data_fingerprints.json").unlink()
+    with pytest.raises(UserError, match="so is data_fingerprints.json"):
         run_benchmark("ci", out=out, **both, data={"letter": str(copy)})
+    older = tmp_path / "older"                  # a run_state.json from before letter was read (git checkout)
+    run_benchmark("ci", out=older, **grid, mechanisms=["logistic"])
+    state = (older / "run_state.json").read_bytes()
+    run_benchmark("ci", out=older, **both, data={"letter": str(data)})
+    (older / "run_state.json").write_bytes(state)
+    with pytest.raises(UserError, match="'mechanism letter' computed on other data"):
+        run_benchmark("ci", out=older, **both, data={"letter": str(other)})
     elsewhere = run_benchmark("ci", out=tmp_path / "other", **both, data={"letter": str(other)})
     with pytest.raises(RunDirectoryError, match="computed on other data"):
         first.run.write(tmp_path / "other")

@@ -11,9 +11,9 @@ from typing import Any
 __all__ = ["FINGERPRINTS_FILE", "RunIdentity", "admission", "identity_digest", "refusal"]
 
 #: The data fingerprints of a run that reads data sets (:attr:`RunIdentity.data`), written at every
-#: claim beside the shards: what the records were computed on, kept apart from ``run_state.json``
-#: so that losing one file does not lose them.
-FINGERPRINTS_FILE = "shards/data_fingerprints.json"
+#: claim: what the records were computed on, kept apart from ``run_state.json`` so that losing that
+#: file, or bringing back an older one, does not lose them.
+FINGERPRINTS_FILE = "data_fingerprints.json"
 
 
 def identity_digest(content: Any) -> str:
@@ -73,9 +73,9 @@ def admission(state: dict[str, Any], identity: RunIdentity) -> tuple[str, dict[s
       were hashed, with the same values (paths) as now; the run goes on under that hash and
       keeps recording the content in that form;
     - it was recorded so, the content it recorded hashes to it, that content without the
-      location fields hashes to the identity's hash, and the directory has recorded its data's
-      fingerprints since (``data``): the same configuration with its data read elsewhere (the
-      fingerprints are compared by :func:`refusal`).
+      location fields hashes to the identity's hash, and the directory has recorded the
+      fingerprint of every data set the identity reads since (``data``): the same configuration
+      with its data read elsewhere (the fingerprints are compared by :func:`refusal`).
     """
     recorded = state.get("identity_hash")
     if not recorded or ("recovered" not in state and state.get("study") != identity.study):
@@ -87,9 +87,10 @@ def admission(state: dict[str, Any], identity: RunIdentity) -> tuple[str, dict[s
         return recorded, with_locations
     content = state.get("identity")
     study = content.get("study") if isinstance(content, dict) else None
-    if ("recovered" in state or "data" not in state or not identity.locations or not isinstance(study, dict)
-            or not any(name in study for name in identity.locations) or identity_digest(content) != recorded):
-        return None
+    if ("recovered" in state or not identity.locations or not isinstance(study, dict)
+            or not any(name in study for name in identity.locations) or identity_digest(content) != recorded
+            or any(name not in state.get("data", {}) for name in identity.data)):
+        return None  # every data set it reads must have been recorded by its contents since
     moved = {**content, "study": {k: v for k, v in study.items() if k not in identity.locations}}
     return (recorded, content) if identity_digest(moved) == identity.hash else None
 
@@ -108,8 +109,9 @@ def refusal(state: dict[str, Any], identity: RunIdentity, where: str) -> str:
         recorded = state.get("identity")
         recorded = recorded if isinstance(recorded, dict) else {}
         content = identity.content
+        fingerprinted = all(name in state.get("data", {}) for name in identity.data)
         if isinstance(recorded.get("study"), dict) and any(name in recorded["study"] for name in identity.locations):
-            if "data" in state:  # recorded with its paths, which its fingerprints have replaced since
+            if fingerprinted:  # recorded with its paths, which its fingerprints have replaced since
                 recorded = {**recorded, "study": {k: v for k, v in recorded["study"].items()
                                                   if k not in identity.locations}}
             else:  # recorded with its paths, which still say what its data are
@@ -118,7 +120,7 @@ def refusal(state: dict[str, Any], identity: RunIdentity, where: str) -> str:
         what = f" (changed: {', '.join(changed[:8])})" if changed else ""
         why = (f"{where} holds a run of a different configuration{what}: identity "
                f"{state.get('identity_hash', state.get('study_config_hash'))} there, {identity.hash} now")
-        if changed and "data" not in state and all(
+        if changed and not fingerprinted and all(
                 key.split(".")[:2] in (["study", name] for name in identity.locations) for key in changed):
             paths = {f"study.{name}": recorded["study"].get(name) for name in identity.locations}
             why += (f". It was written before its data's fingerprints were recorded, so its data are the files "

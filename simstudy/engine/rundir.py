@@ -10,7 +10,7 @@
   or a known subject with another specification, is refused unless ``runner.overwrite=true``.
   A study that reads data sets beyond its one population (the benchmark's mechanisms) records
   their fingerprints too, outside the hash (in ``run_state.json`` and, so that losing that file
-  does not lose them, in ``shards/data_fingerprints.json``): a data set recorded with other
+  does not lose them, in ``data_fingerprints.json``): a data set recorded with other
   contents is refused the same way, so that a data file changed in place never mixes its records
   with the old ones, while the same rows at another path (a clone on another machine) extend the
   run. A directory recorded while its data paths were part of the hash keeps that hash
@@ -232,14 +232,42 @@ class RunDirectory:
         path = self.path / STATE_FILE
         try:
             state = json.loads(path.read_text())
-            if isinstance(state, dict) and state.get("identity_hash"):
-                return state
+            if (isinstance(state, dict) and state.get("identity_hash")
+                    and all(isinstance(state.get(key, {}), dict) for key in ("data", "subjects", "identity"))):
+                return self._with_recorded_fingerprints(state)
             problem = "unreadable (no identity)"
         except FileNotFoundError:
             problem = "missing"
         except (OSError, ValueError) as exc:
             problem = f"unreadable ({type(exc).__name__})"
         return self._recovered_state(problem)
+
+    def _with_recorded_fingerprints(self, state: dict[str, Any]) -> dict[str, Any]:
+        """``state`` with the fingerprints of :data:`FINGERPRINTS_FILE` merged in: a run_state.json
+        older than the last claim (one brought back by git) must not forget data its shards read.
+
+        Raises
+        ------
+        RunDirectoryError
+            The two files name one data set with other contents.
+        """
+        recorded = self._recorded_fingerprints() or {}
+        data = state.get("data", {})
+        clash = sorted(name for name in set(data) & set(recorded) if data[name] != recorded[name])
+        if clash:
+            raise RunDirectoryError(f"{self.where}: {STATE_FILE} and {FINGERPRINTS_FILE} name other contents for "
+                                    f"{', '.join(clash)}; one of them was edited or brought back from elsewhere. "
+                                    f"Restore both from the same moment, or {self.names.discard} to discard the "
+                                    "old results")
+        return {**state, "data": {**recorded, **data}} if recorded else state
+
+    def _recorded_fingerprints(self) -> dict[str, str] | None:
+        """The fingerprints in :data:`FINGERPRINTS_FILE` (None: no such file, or not one of ours)."""
+        try:
+            data = json.loads((self.path / FINGERPRINTS_FILE).read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()) else None
 
     def _recovered_state(self, problem: str) -> dict[str, Any] | None:
         """The identity of a run whose ``run_state.json`` is missing or unreadable, read from what
@@ -255,11 +283,8 @@ class RunDirectory:
             study = manifest.get("study")
         except (OSError, ValueError, AttributeError):
             pass
-        try:
-            # written at every claim, so never behind the shards (the manifest is, after an interrupted run)
-            data = json.loads((self.path / FINGERPRINTS_FILE).read_text())
-        except (OSError, ValueError):
-            pass
+        # written at every claim, so never behind the shards (the manifest is, after an interrupted run)
+        data = self._recorded_fingerprints()
         for sidecar in sorted((self.path / "shards").glob("*/*.json"))[:50]:
             try:
                 hashes.add(json.loads(sidecar.read_text()).get("run_hash"))
@@ -272,7 +297,7 @@ class RunDirectory:
         log.warning("run directory %s: %s is %s; identity %s recovered from the run's manifest and shards",
                     self.path, STATE_FILE, problem, found)
         state = {"identity_hash": found, "study": study, "recovered": f"{STATE_FILE} {problem}"}
-        if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
+        if data is not None:
             state["data"] = data
         return state
 
@@ -320,7 +345,6 @@ class RunDirectory:
                    "subjects": subjects, "identity": content}
         if data or identity.locations:
             payload["data"] = data
-            (self.path / FINGERPRINTS_FILE).parent.mkdir(parents=True, exist_ok=True)
             write_text_atomic(self.path / FINGERPRINTS_FILE, json.dumps(data, indent=1, sort_keys=True) + "\n")
         write_text_atomic(self.path / STATE_FILE, json.dumps(payload, indent=1, sort_keys=True, default=str) + "\n")
         return self

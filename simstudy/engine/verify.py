@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
+from simstudy.engine.admission import FINGERPRINTS_FILE
 from simstudy.errors import RunDirectoryError, UserError
 from simstudy.files import sha256_file
 
@@ -49,16 +50,19 @@ def _identity_of(directory: Path) -> str | None:
     return None
 
 
-def _fingerprints_of(directory: Path) -> dict[str, str]:
-    """The data fingerprints a run directory recorded (run_state.json, else the manifest)."""
-    for name, key in (("run_state.json", "data"), (MANIFEST_FILE, "data_fingerprints")):
+def _fingerprints_of(directory: Path) -> list[dict[str, str]]:
+    """Every record of data fingerprints a run directory holds (run_state.json, the fingerprint
+    file, the manifest), each a mapping data set -> fingerprint."""
+    found = []
+    for name, key in (("run_state.json", "data"), (FINGERPRINTS_FILE, None), (MANIFEST_FILE, "data_fingerprints")):
         try:
-            value = json.loads((directory / name).read_text()).get(key)
+            value = json.loads((directory / name).read_text())
+            value = value.get(key) if key is not None else value
         except (OSError, ValueError, AttributeError):
             continue
         if isinstance(value, dict):
-            return value
-    return {}
+            found.append(value)
+    return found
 
 
 def check_output_folder(directory: Path, identity: str | None, run_dir: Path | None,
@@ -78,8 +82,9 @@ def check_output_folder(directory: Path, identity: str | None, run_dir: Path | N
         return
     there = _identity_of(directory)
     if there is not None and identity is not None and there == identity:
-        recorded = _fingerprints_of(directory)
-        other = sorted(name for name, digest in (data or {}).items() if recorded.get(name, digest) != digest)
+        records = _fingerprints_of(directory)
+        other = sorted(name for name, digest in (data or {}).items()
+                       if any(record.get(name, digest) != digest for record in records))
         if not other:
             return
         raise RunDirectoryError(f"{str(directory)!r} holds a run of this configuration computed on other data "
