@@ -41,6 +41,9 @@ def test_ci_scale_gives_the_contract_table(tmp_path):
     assert (folds["truth_mean"] == 0).all() and (folds["truth_mcse"] == 0).all()
     loaded = load_benchmark(tmp_path / "run")
     pd.testing.assert_frame_equal(loaded.cells, cells)
+    from simstudy import load_run                        # the generic road reads it too
+
+    pd.testing.assert_frame_equal(load_run(tmp_path / "run").tables.summary, cells)
     assert loaded.config["replicates"] == 60 and "justification" in loaded.config["mcse_target"]
     assert {"cells.csv", "manifest.json", "config.json"} <= {p.name for p in (tmp_path / "run").iterdir()}
 

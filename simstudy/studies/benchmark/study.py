@@ -154,6 +154,8 @@ class BenchmarkStudy(Study):
                 for cell in self.cells}
 
     def aggregate(self, records: dict[str, pd.DataFrame]) -> StudyTables:
+        if not self.cells:  # a study rebuilt from a run's config (load_run): its grid is built first
+            self.check()
         cells = aggregate_cells(records["replicates"], records.get("truth", pd.DataFrame()), float(self.config.alpha),
                                 {name: p.estimand for name, p in self.procedures.items()}, self.cell_info())
         return StudyTables(cells)
