@@ -94,9 +94,14 @@ def admission(state: dict[str, Any], identity: RunIdentity) -> tuple[str, dict[s
     moved = {**content, "study": {k: v for k, v in study.items() if k not in identity.locations}}
     return (recorded, content) if identity_digest(moved) == identity.hash else None
 
+
 def refusal(state: dict[str, Any], identity: RunIdentity, where: str) -> str:
     """Why ``state`` (what a directory recorded) does not admit ``identity``; "" when it does. ``where``
     names the directory as the user gave it (e.g. ``out='runs/x'``)."""
+    if state.get("fingerprint_clash"):
+        return (f"{where}: run_state.json and {FINGERPRINTS_FILE} name other contents for "
+                f"{', '.join(state['fingerprint_clash'])}; one of them was edited or brought back from elsewhere "
+                "(restore both from the same moment)")
     admitted = admission(state, identity)
     if "recovered" in state and admitted is None:
         return (f"{where}: its {state['recovered']}, and its manifest and shards were "

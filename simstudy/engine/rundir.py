@@ -14,8 +14,8 @@
   contents is refused the same way, so that a data file changed in place never mixes its records
   with the old ones, while the same rows at another path (a clone on another machine) extend the
   run. A directory recorded while its data paths were part of the hash keeps that hash
-  (:func:`simstudy.engine.admission.admission`): at the recorded paths, then, once its fingerprints are
-  recorded, at any.
+  (:func:`simstudy.engine.admission.admission`): at the recorded paths, then, once its
+  fingerprints are recorded, at any.
   Every shard carries the identity hash and is checked on load (:class:`simstudy.engine.shards.ShardStore`).
 - **Lock.** A process holds an exclusive ``flock`` on ``run.lock`` for the whole run; a second
   process on the same directory is refused with the holder's pid, host and start time. The
@@ -245,20 +245,13 @@ class RunDirectory:
     def _with_recorded_fingerprints(self, state: dict[str, Any]) -> dict[str, Any]:
         """``state`` with the fingerprints of :data:`FINGERPRINTS_FILE` merged in: a run_state.json
         older than the last claim (one brought back by git) must not forget data its shards read.
-
-        Raises
-        ------
-        RunDirectoryError
-            The two files name one data set with other contents.
-        """
+        Data sets the two files give other contents are listed under ``fingerprint_clash``
+        (:func:`~simstudy.engine.admission.refusal` refuses the run)."""
         recorded = self._recorded_fingerprints() or {}
         data = state.get("data", {})
         clash = sorted(name for name in set(data) & set(recorded) if data[name] != recorded[name])
         if clash:
-            raise RunDirectoryError(f"{self.where}: {STATE_FILE} and {FINGERPRINTS_FILE} name other contents for "
-                                    f"{', '.join(clash)}; one of them was edited or brought back from elsewhere. "
-                                    f"Restore both from the same moment, or {self.names.discard} to discard the "
-                                    "old results")
+            return {**state, "fingerprint_clash": clash}
         return {**state, "data": {**recorded, **data}} if recorded else state
 
     def _recorded_fingerprints(self) -> dict[str, str] | None:
@@ -273,10 +266,11 @@ class RunDirectory:
         """The identity of a run whose ``run_state.json`` is missing or unreadable, read from what
         its files record (the manifest, the shards' sidecars); None for a directory with neither.
 
-        The state is recovered only when those files agree on one identity; otherwise the run
-        is refused (:func:`~simstudy.engine.admission.refusal` names ``run_state.json``), never taken for another's.
+        The state is recovered only when those files agree on one identity; otherwise the run is
+        refused (:func:`~simstudy.engine.admission.refusal` names ``run_state.json``), never taken
+        for another's.
         """
-        hashes, study, data = set(), None, None
+        hashes, study = set(), None
         try:
             manifest = json.loads((self.path / "manifest.json").read_text())
             hashes.add(manifest.get("identity_hash"))
