@@ -222,11 +222,26 @@ def test_a_run_whose_state_file_is_lost_keeps_its_data_by_the_fingerprint_file(t
     (older / "run_state.json").write_bytes(state)
     with pytest.raises(UserError, match="'mechanism letter' computed on other data"):
         run_benchmark("ci", out=older, **both, data={"letter": str(other)})
+    run_benchmark("ci", out=older, **both, data={"letter": str(data)})    # its own rows: both files record them
+    (older / "data_fingerprints.json").write_text('{"mechanism letter": "' + "e" * 64 + '"}')  # edited
+    with pytest.raises(UserError, match="run_state.json and data_fingerprints.json name other contents"):
+        run_benchmark("ci", out=older, **both, data={"letter": str(data)})
+    assert run_benchmark("ci", out=older, **both, data={"letter": str(data)}, overwrite=True).run.manifest[
+        "resumed_chunks"] == 0                       # overwrite discards the run, as the refusal says
     elsewhere = run_benchmark("ci", out=tmp_path / "other", **both, data={"letter": str(other)})
     with pytest.raises(RunDirectoryError, match="computed on other data"):
         first.run.write(tmp_path / "other")
     assert elsewhere.run.manifest["data_fingerprints"] != first.run.manifest["data_fingerprints"]
 
+
+
+@pytest.mark.parametrize("data", ["letter", ["letter"], {"letter": 3}])
+def test_data_that_is_not_a_mapping_of_paths_is_refused_naming_the_field(data):
+    from simstudy.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"study.data=.* is invalid"):
+        run_benchmark("ci", procedures=["kfold_t"], mechanisms=["letter"], learners=["lda"], losses=["zero_one"],
+                      sizes=[40], replicates=2, data=data)
 
 def test_records_do_not_depend_on_n_jobs():
     one = run_benchmark("ci", **SMALL, n_jobs=1)

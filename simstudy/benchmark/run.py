@@ -1,6 +1,7 @@
 """Running the benchmark through the engine: :func:`run_benchmark` (its result: :class:`BenchmarkResult`)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -41,8 +42,9 @@ def benchmark_params(scale: str = "quick", *, procedures=None, mechanisms=None, 
               "replicates": coerce(replicates, int, "replicates") if replicates is not None else grid.replicates,
               "truth_replicates": grid.truth_replicates, "seed": seed, "alpha": alpha,
               "streams": streams}
-    if data:
-        params["data"] = {str(k): str(v) for k, v in dict(data).items()}
+    if data:  # paths as text; anything else is left for the config's check to name
+        params["data"] = ({k: str(v) if isinstance(v, os.PathLike) else v for k, v in data.items()}
+                          if hasattr(data, "items") else data)
     return params
 
 

@@ -58,6 +58,10 @@ class BenchmarkConfig(StudyConfig):
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             fail("study.seed", self.seed, "use a non-negative integer seed.")
         validate_level(self.alpha)
+        if not hasattr(self.data, "items") or not all(isinstance(k, str) and isinstance(v, str)
+                                                       for k, v in self.data.items()):
+            fail("study.data", self.data, "map mechanism names to data file paths, e.g. "
+                 "{'letter': 'letter-recognition.data'} (--data letter=PATH on the command line).")
         for name in self.data:
             if name not in self.mechanisms:
                 fail("study.data", dict(self.data), f"name a mechanism of the run ({name!r} is not one).")
