@@ -125,6 +125,14 @@ def test_the_same_rows_at_another_path_extend_the_run(tmp_path):
     assert second.run.manifest["identity_hash"] == state["identity_hash"]
     pd.testing.assert_frame_equal(_main_records(second).iloc[:len(old)].reset_index(drop=True), old)
     assert second.run.config["study"]["data"] == {"letter": str(moved)}  # the provenance names the path read
+    moved.unlink()                          # reading it back names the field that gave the path
+    from simstudy import load_run
+    from simstudy.errors import DataUnavailableError
+
+    for read in (lambda: load_run(out), lambda: run_benchmark("ci", **grid, data={"letter": str(moved)})):
+        with pytest.raises(DataUnavailableError, match=r"study.data\['letter'\]=.*no such file") as info:
+            read()
+        assert "population.path" not in str(info.value) and "--data letter=PATH" in str(info.value)
 
 
 def test_a_directory_recorded_with_its_data_paths_hashed_keeps_its_hash(tmp_path):

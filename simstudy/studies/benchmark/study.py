@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from simstudy.errors import ConfigError
+from simstudy.errors import ConfigError, DataUnavailableError
 from simstudy.studies.base import Phase, Study, StudyTables
 from simstudy.studies.benchmark.aggregate import aggregate_cells
 from simstudy.studies.benchmark.cells import DataCell, cell_seed
@@ -113,6 +113,12 @@ class BenchmarkStudy(Study):
                 self.populations[name] = build_population({"name": name, "path": path} if path else name)
             except ValueError as exc:
                 raise ConfigError(f"mechanisms: {name!r} cannot be built: {exc}") from None
+            except DataUnavailableError as exc:
+                if not path:
+                    raise
+                # the population's messages name its own field; here the path came from study.data
+                raise DataUnavailableError(str(exc).replace("population.path", f"study.data[{name!r}]")
+                                           + f" (on the command line: --data {name}=PATH)") from None
             if self.populations[name].task != "residuals":
                 check_evaluation_set(self.populations[name])
         self.losses = {name: resolve_loss(name) for name in c.losses}
