@@ -229,6 +229,15 @@ def test_the_docs_page_links_the_site_of_a_committed_run_or_says_not_yet_run(tmp
     assert (extra / "benchmark" / "index.html").stat().st_mtime_ns == stamp     # not rewritten
     tree = publish_doctree(text, settings_overrides={"report_level": 2, "halt_level": 2})
     assert sum(node.tagname == "table" for node in tree.findall()) == 2     # R_n and Err_n
+    (run / "manifest.json").write_text(json.dumps({                 # the provenance its manifest gives
+        "status": "complete", "finished_utc": "2026-11-27T23:00:00+00:00", "replicates_total": 10,
+        "replicates_failed": 1, "environment": {"git_commit": "7d74332abcdef0123"},
+        "shards": [{"cpu_time": 3600.0}], "phases": {"truth": {"shards": [{"cpu_time": 1800.0}]}}}))
+    text = benchsite.benchmark_results_rst(run, extra)
+    assert ("at commit ``7d74332abcde``, status ``complete``, finished 2026-11-27; its 2 chunks took 1.5 CPU hours"
+            in " ".join(text.split()))
+    assert "1 of 10 replicates failed" in text
+    publish_doctree(text, settings_overrides={"report_level": 2, "halt_level": 2})
 
 
 

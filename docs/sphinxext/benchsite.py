@@ -3,12 +3,13 @@
 When ``results/benchmark/`` holds a run (``cells.parquet`` and ``config.json``), the build writes
 its site (:func:`simstudy.report.benchmark.write_benchmark_site`) into the folder that
 ``html_extra_path`` copies beside the pages, as ``benchmark/index.html``, and the page links it
-with the leaderboard's head; the site is rewritten only when the run's files change (a stamp of
+with the leaderboard's head and the run's provenance (its manifest); the site is rewritten only when the run's files change (a stamp of
 their hashes). Without a committed run the page says so.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -60,7 +61,26 @@ def benchmark_results_rst(run: Path, extra: Path) -> str:
         write_benchmark_site(run, site)
         (site / ".stamp").write_text(stamp)
     tables = read_benchmark(run)
-    return _linked(tables, leaderboard(tables.cells))
+    return _linked(tables, leaderboard(tables.cells)) + _provenance(run)
+
+
+def _provenance(run: Path) -> str:
+    """Where the committed numbers come from: the commit and the CPU time its manifest records."""
+    if not (run / "manifest.json").is_file():
+        return ""
+    manifest = json.loads((run / "manifest.json").read_text())
+    shards = manifest.get("shards", []) + [s for phase in manifest.get("phases", {}).values()
+                                           for s in phase.get("shards", [])]
+    commit = str(manifest.get("environment", {}).get("git_commit") or "unknown")[:12]
+    cpu_hours = sum(float(s.get("cpu_time", 0.0)) for s in shards) / 3600
+    finished = str(manifest.get("finished_utc") or "?")[:10]
+    recorded = ", the data's fingerprints" if manifest.get("data_fingerprints") else ""
+    return (f"\nProvenance: ``experiments/benchmark.sh`` (``simstudy benchmark --scale full``) at commit "
+            f"``{commit}``, status ``{manifest.get('status', '?')}``, finished {finished}; its {len(shards):,} chunks "
+            f"took {cpu_hours:.1f} CPU hours in the workers ({manifest.get('replicates_failed', 0):,} of "
+            f"{manifest.get('replicates_total', 0):,} replicates failed and are recorded as such). The run's "
+            f"``manifest.json`` (checksums of every file, package versions{recorded}) is committed beside "
+            "``cells.parquet``.\n")
 
 
 def _linked(tables, board) -> str:
