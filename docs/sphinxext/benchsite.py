@@ -86,7 +86,8 @@ def _provenance(run: Path) -> str:
 def _linked(tables, board) -> str:
     cells, config = tables.cells, tables.config
     lines = [f"The committed run (scale ``{config.get('scale', '?')}``): {cells['procedure'].nunique()} procedures, "
-             f"{cells['mechanism'].nunique()} mechanisms, {len(cells)} cells, {config.get('replicates', '?')} "
+             f"{cells['mechanism'].nunique()} mechanisms, {len(cells):,} cells (a cell: one procedure on one data "
+             f"cell, scored against one estimand), {config.get('replicates', '?')} "
              "replicates per cell.", "",
              f"**Open the results site:** `benchmark/index.html <{SITE_FOLDER}/index.html>`_ (leaderboard, heat "
              "maps, filters, one page per data cell, the comparison with Schulz-Kümpel et al., ADEMP, downloads).",

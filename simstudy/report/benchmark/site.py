@@ -108,7 +108,7 @@ def _intro(cells: pd.DataFrame, config: dict) -> str:
     count = {c: cells[c].nunique() for c in ("procedure", "mechanism", "learner", "loss", "n")}
     replicates = config.get("replicates") or int(cells["replicates"].max())
     return (f'<p class="meta">{count["procedure"]} procedures × {count["mechanism"]} mechanisms × {count["learner"]} '
-            f'learners (or pairs) × {count["loss"]} losses × {count["n"]} sizes; {len(cells)} cells; {replicates} '
+            f'learners (or pairs) × {count["loss"]} losses × {count["n"]} sizes; {len(cells):,} cells; {replicates} '
             f'replicates per cell; scale <code>{esc(config.get("scale", "?"))}</code>.</p>'
             "<p>A <b>cell</b> is one procedure on one data cell (mechanism, learner, loss, n), scored against one "
             "estimand. A cell is <b>within nominal</b> when its coverage (tests: its rejection rate under a true "
