@@ -4,7 +4,7 @@
 # script prints each experiment's wall time and the total. Reference runs of the scikit-learn
 # engine (experiments/*_sklearn.sh, e.g. the Letter row with scikit-learn's trees, ~25 minutes) run
 # only with WITH_SKLEARN=1; the full CV inference benchmark (experiments/benchmark.sh, about
-# 10 CPU hours) only with WITH_BENCHMARK=1, into $RESULTS/benchmark. Extra arguments go to every
+# 13 CPU hours) only with WITH_BENCHMARK=1, into $RESULTS/benchmark. Extra arguments go to every
 # other experiment (e.g. runner.overwrite=true to recompute finished runs). Run from anywhere; paths are relative to the project root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
