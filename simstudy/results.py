@@ -62,6 +62,27 @@ def _damaged(directory: Path, exc: Exception) -> UserError:
                      + rebuild_advice(directory))
 
 
+def _missing_file(directory: Path, manifest: dict[str, Any], name: str) -> str:
+    """Why a finished run's ``name`` is missing, and how to get it back."""
+    written = (manifest.get("files") or {}).get(name)
+    if not isinstance(written, dict):
+        return (f"{str(directory)!r} is not a finished run: {name} is missing (a run writes it when all replicates "
+                "are done). " + rebuild_advice(directory))
+    what = ", ".join(([f"{written['rows']:,} rows"] if isinstance(written.get("rows"), int) else [])
+                     + ([f"{written['bytes'] / 1e6:,.1f} MB"] if isinstance(written.get("bytes"), int) else []))
+    message = (f"{str(directory)!r}: {name} is missing, though the manifest says the run finished and wrote it"
+               + (f" ({what})" if what else "") + ": it was deleted, or the folder was copied or committed "
+               "without it. ")
+    if (directory / "shards").is_dir():
+        return message + rebuild_advice(directory)
+    message += ("The folder holds no shards to rebuild it from: run the study's command again into a new directory "
+                "(the same config and seed give the same records).")
+    if manifest.get("study") == "benchmark" and (directory / "cells.parquet").is_file():
+        message += (" A benchmark's cell tables need no replicates: simstudy.benchmark.load_benchmark("
+                    f"{str(directory)!r}) reads them.")
+    return message
+
+
 def _read(directory: Path) -> StudyResult:
     import yaml
 
@@ -69,8 +90,7 @@ def _read(directory: Path) -> StudyResult:
     manifest = read_manifest(directory)
     for path in (config_file, records_file):
         if not path.is_file():
-            raise UserError(f"{str(directory)!r} is not a finished run: {path.name} is missing (a run writes it when "
-                            "all replicates are done). " + rebuild_advice(directory))
+            raise UserError(_missing_file(directory, manifest, path.name))
     try:
         config = yaml.safe_load(config_file.read_text())
         study = _study(config)

@@ -48,6 +48,29 @@ def test_ci_scale_gives_the_contract_table(tmp_path):
     assert {"cells.csv", "manifest.json", "config.json"} <= {p.name for p in (tmp_path / "run").iterdir()}
 
 
+def test_a_folder_without_its_records_says_what_was_left_out_and_what_still_reads(tmp_path):
+    """A committed results folder leaves replicates.parquet and shards/ out: load_run says so, and names
+    load_benchmark, which reads the cell tables without them."""
+    import shutil
+
+    from simstudy import load_run
+    from simstudy.errors import UserError
+
+    run = tmp_path / "run"
+    cells = run_benchmark("ci", out=run, **SMALL).cells
+    rows = len(pd.read_parquet(run / "replicates.parquet"))
+    (run / "replicates.parquet").unlink()
+    with pytest.raises(UserError, match="simstudy-report --rebuild"):  # shards left: rebuild from them
+        load_run(run)
+    shutil.rmtree(run / "shards")
+    with pytest.raises(UserError) as refused:
+        load_run(run)
+    message = str(refused.value)
+    assert f"the manifest says the run finished and wrote it ({rows:,} rows" in message
+    assert "committed without it" in message and f"load_benchmark({str(run)!r})" in message
+    pd.testing.assert_frame_equal(load_benchmark(run).cells, cells)
+
+
 def test_an_extended_run_computes_only_new_cells_and_keeps_old_records(tmp_path):
     first = run_benchmark("ci", out=tmp_path / "run", **SMALL)
     old = _main_records(first)
