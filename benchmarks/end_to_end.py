@@ -37,10 +37,11 @@ def letter_path() -> Path:
     return next((p / relative for p in ROOT.parents if (p / relative).is_file()), ROOT.parent / relative)
 
 
-def environment(**extra: str) -> dict[str, str]:
-    """This checkout's code for child processes, with the environment's ``simstudy`` script on PATH."""
+def environment(code: Path = ROOT, **extra: str) -> dict[str, str]:
+    """The code of ``code`` (this checkout by default) for child processes, with the environment's
+    ``simstudy`` script on PATH."""
     env = dict(os.environ, **extra)
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = str(code) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env["DATA"] = str(letter_path())
     return env
@@ -50,11 +51,12 @@ class Timed:
     """Wall time and peak resident memory (the largest process: the child or a descendant it
     waited for, e.g. a loky worker) of one child process."""
 
-    def __init__(self, command: list[str], cwd: Path = ROOT, **env: str):
+    def __init__(self, command: list[str], cwd: Path = ROOT, code: Path = ROOT, **env: str):
         self.command = command
         with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
             start = time.perf_counter()
-            child = subprocess.Popen(command, cwd=cwd, env=environment(**env), stdout=out, stderr=err, text=True)
+            child = subprocess.Popen(command, cwd=cwd, env=environment(code, **env), stdout=out, stderr=err,
+                                     text=True)
             _, status, usage = os.wait4(child.pid, 0)
             child.returncode = os.waitstatus_to_exitcode(status)
             self.seconds = time.perf_counter() - start

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["GOALS", "Target", "benchmarks_rst", "load_records"]
 
@@ -25,11 +25,31 @@ class Target:
 
     file: str
     workload: str
-    field: str
+    field: str | Callable[[dict[str, Any]], Any]
     bound: float
     at_most: bool
     text: str
     unit: str = ""
+
+    def value(self, record: dict[str, Any]) -> Any:
+        """The goal's figure in ``record`` (None where the record lacks it)."""
+        return self.field(record) if callable(self.field) else record.get(self.field)
+
+
+def suite_without_rho_hat(record: dict[str, Any]) -> float | None:
+    """The suite's total less its ``rho_hat`` run, read from the timing lines ``all.sh`` prints last
+    (``NAME  SECONDS s``); None if the record's log lacks either line."""
+    times = {}
+    for line in ((record.get("details") or {}).get("simstudy") or {}).get("log") or []:
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == "s":
+            try:
+                times[parts[0]] = float(parts[1])
+            except ValueError:
+                continue
+    if "total" not in times or "rho_hat" not in times:
+        return None
+    return times["total"] - times["rho_hat"]
 
 
 #: Every goal the benchmarks measure, with where its figure comes from.
@@ -40,8 +60,9 @@ GOALS = (
            "the quick study at least 15x faster than the plain script", "x"),
     Target("benchmarks.jsonl", "cv_clt-full", "median_simstudy_s", 300, True,
            "Bayle et al.'s study at full scale in at most 300 s", " s"),
-    Target("benchmarks.jsonl", "suite", "median_simstudy_s", 600, True,
-           "the committed runs other than rho_hat in at most 600 s", " s"),
+    Target("benchmarks.jsonl", "suite", suite_without_rho_hat, 600, True,
+           "the committed runs other than rho_hat in at most 600 s (``experiments/all.sh`` less its rho_hat run)",
+           " s"),
     Target("audit_time.jsonl", "audit-letter5000-tree", "median_wall_s_sequential", 15, True,
            "``simstudy audit`` of a 5,000-row Letter file with a tree in at most 15 s (warm, 2 cores)", " s"),
     Target("scaling.jsonl", "10000000", "peak_rss_mib", 2048, True,
@@ -195,29 +216,58 @@ def _audit_time(records: list[dict[str, Any]]) -> list[str]:
                                 "recommended"], rows)
 
 
-def _goal_value(directory: Path, goal: Target) -> tuple[Any, dict[str, Any] | None]:
+def _checkouts(records: list[dict[str, Any]]) -> list[str]:
+    """Each record: the two checkouts' median times on one machine, their ratio and whether they agree."""
+    rows = [[f"``{r['commit_this']}`` against ``{r['commit_against']}``",
+             f"{r['replicates']:,} ({r['nested_cv_replicates']:,} nested)", str(r["repeats"]),
+             _seconds(r["median_s_this"]), _seconds(r["median_s_against"]), f"{r['ratio_this_over_against']:.3f}",
+             "yes" if r["same_numbers"] else "**no**", _when({**r, "commit": None})] for r in records]
+    return _list_table(["checkouts", "replicates per size", "repeats", "this (s)", "against (s)", "ratio",
+                        "same numbers", "record"], rows, "18 12 6 8 8 6 8 34")
+
+
+def _goal_records(directory: Path, goal: Target) -> list[dict[str, Any]]:
+    """The latest record of the goal's workload on each machine that has one, oldest first; records that
+    do not name their CPU only where no record does."""
     path = directory / goal.file
     if not path.is_file():
-        return None, None
+        return []
     key = "replicates" if goal.file == "scaling.jsonl" else "workload"
-    record = _latest(load_records(path), key).get(goal.workload)
-    return (record or {}).get(goal.field), record
+    records = [r for r in load_records(path) if str(r.get(key)) == goal.workload]
+    named = [r for r in records if r.get("cpu")]
+    by_machine: dict[str, dict[str, Any]] = {}
+    for record in named or records[-1:]:
+        by_machine[_machine(record)] = record          # later lines are later measurements
+    return sorted(by_machine.values(), key=lambda r: r.get("date", ""))
 
 
 def goals_rst(directory: Path) -> list[str]:
-    """Each goal, the latest measured figure and whether it meets the goal."""
+    """Each goal on each machine: its latest measured figure there and whether it meets the goal.
+
+    Absolute times depend on the hardware (the records name the CPU and the target numba compiles
+    for), so a goal's verdict is given per machine, not once."""
     rows = []
     for goal in GOALS:
-        value, record = _goal_value(directory, goal)
-        if not isinstance(value, (int, float)):
-            rows.append([goal.text, "not measured", "", f"``{goal.file}``"])
+        records = _goal_records(directory, goal)
+        if not records:
+            rows.append([goal.text, "", "not measured", "", f"``{goal.file}``"])
             continue
-        met = value <= goal.bound if goal.at_most else value >= goal.bound
-        rows.append([goal.text, f"{value:,.1f}{goal.unit}", "met" if met else "**not met**",
-                     f"``{goal.file}``, {_when({**record, 'load_average_before': record.get('load_before')})}"])
+        for i, record in enumerate(records):
+            value = goal.value(record)
+            if not isinstance(value, (int, float)):
+                verdict, figure = "not in this record", ""
+            else:
+                met = value <= goal.bound if goal.at_most else value >= goal.bound
+                verdict, figure = ("met" if met else "**not met**"), f"{value:,.1f}{goal.unit}"
+            when = _when({**record, "cpu": None, "load_average_before": record.get("load_average_before") or
+                          record.get("load_before")})
+            rows.append([goal.text if i == 0 else "", _machine(record), figure, verdict, f"``{goal.file}``, {when}"])
     title = "Goals"
-    return [title, "-" * len(title), "", "The latest record of each goal's workload (the sections below give the "
-            "records themselves).", ""] + _list_table(["goal", "latest", "verdict", "record"], rows, "40 12 8 40")
+    return [title, "-" * len(title), "", "The latest record of each goal's workload on each machine it was "
+            "measured on (the sections below give the records themselves). Times depend on the hardware: "
+            "compare a machine's rows with each other, and the ratios to the plain loop, which both sides of "
+            "one run share.", ""] + _list_table(["goal", "machine", "latest", "verdict", "record"], rows,
+                                                 "34 14 10 8 34")
 
 
 _SECTIONS = (
@@ -237,6 +287,11 @@ _SECTIONS = (
     ("cv_clt_learners.jsonl", "CPU per cv_clt replicate", "python benchmarks/cv_clt_learners.py",
      "CPU time per replicate of Bayle et al.'s study by learner (the plain designs, and nested CV), by n.",
      lambda rs: _per_size(rs, "by learner and n")),
+    ("cv_clt_checkouts.jsonl", "The same study in two checkouts", "python benchmarks/cv_clt_checkouts.py "
+     "--against DIR",
+     "Bayle et al.'s study end to end (all six sizes, fewer replicates) in this checkout and in another one, "
+     "alternately, on one machine: tells a change of the code's speed from a change of hardware. ``ratio``: "
+     "this checkout's median time over the other's.", _checkouts),
     ("cart_tie_rule.jsonl", "The two CART tie rules", "python benchmarks/cart_tie_rule.py",
      "Paired comparison of the tie rules ``draw`` and ``shuffle`` on the same Letter samples and folds: the "
      "same tree distribution (the p-values), and the CPU per cross-validation.", _tie_rule),
@@ -263,6 +318,6 @@ def benchmarks_rst(directory: Path) -> str:
             continue
         records = load_records(path)
         lines += [title, "-" * len(title), "", how, "", f"Command: ``{command}``; records: "
-                  f"``results/benchmarks/{file_name}`` ({len(records)} lines).", ""]
+                  f"``results/benchmarks/{file_name}`` ({len(records)} line{'' if len(records) == 1 else 's'}).", ""]
         lines += render(records)
     return "\n".join(lines) + "\n"
