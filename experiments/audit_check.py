@@ -20,6 +20,7 @@ diabetes_ridge | diabetes_tree | table ...]
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import tempfile
 from pathlib import Path
@@ -49,10 +50,12 @@ def letter(name: str, rule: str) -> None:
         pick = np.arange(rows)
     else:
         pick = np.sort(np.random.default_rng(2024 + rows).choice(len(lines), rows, replace=False))
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"{name}.data"
+    out = _folder(name, rule).resolve()
+    with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
+        # the report names the file as given: a name without the temporary directory's random path
+        path = Path(f"{name}.data")
         path.write_text("\n".join(lines[i] for i in pick) + "\n")
-        res = audit(path, learner="tree", positive=POSITIVE, rule=rule, out=_folder(name, rule))
+        res = audit(path, learner="tree", positive=POSITIVE, rule=rule, out=out)
     print(f"{name}: {res.recommendation.procedure}, {res.seconds:.0f} s", flush=True)
 
 

@@ -226,6 +226,23 @@ def test_a_file_and_the_same_rows_as_arrays_give_the_same_audit(letter_like_file
     _assert_same_audit(from_file, audit(X=np.asarray(X, float), y=np.where(binary == 1, "yes", "no"), **options))
 
 
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_the_n_half_setting_says_it_draws_without_replacement(task):
+    """The n/2 setting keeps the rows' seed identity (source, task) but states replace=False, in its seed
+    parameters and in the description its run's manifest records."""
+    from simstudy.audit.data import user_population, without_replacement
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int) if task == "classification" else X[:, 0] + rng.normal(size=60)
+    pop = user_population(None, X, y, task, "auto", None)
+    half = without_replacement(pop)
+    assert pop.seed_params()["replace"] is True
+    assert half.seed_params() == {**pop.seed_params(), "replace": False}
+    assert half.describe()["replace"] is False and half.describe()["rows"] == 60
+    assert sorted(half.sample(60, np.random.default_rng(1)).index) == list(range(60))
+
+
 def test_a_regression_file_and_the_same_rows_as_arrays_give_the_same_audit(tmp_path):
     from sklearn.datasets import load_diabetes
 

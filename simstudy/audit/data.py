@@ -116,5 +116,7 @@ def without_replacement(pop):
     """The same rows, drawn without replacement (the audit's n/2 setting)."""
     from simstudy.populations.finite import TabularPopulation
 
-    return TabularPopulation(pop.X, pop.y, name=pop.name, replace=False, seed_info=pop.seed_params(),
+    # the parent's identity beyond its own kind, name and replace (which would say replace=True here)
+    seed_info = {k: v for k, v in pop.seed_params().items() if k not in ("kind", "name", "replace")}
+    return TabularPopulation(pop.X, pop.y, name=pop.name, replace=False, seed_info=seed_info,
                              fingerprint=pop.fingerprint, source=getattr(pop, "source", None), task=pop.task)
