@@ -96,12 +96,14 @@ def _literal(text: str) -> str:
     return re.sub(r"(?<!`)`([^`]+)`(?!`)", r"``\1``", text)
 
 
-def _when(record: dict[str, Any]) -> str:
-    """Date, commit, CPU and load average of a record, in one cell."""
+def _when(record: dict[str, Any], cpu: bool = True) -> str:
+    """Date, commit, CPU (unless ``cpu`` is false: a column of its own gives it) and load average of a
+    record, in one cell."""
     parts = [record.get("date", "")[:10]]
     if record.get("commit"):
         parts.append(f"commit ``{record['commit']}``")
-    parts.append(f"CPU {_machine(record)}")
+    if cpu:
+        parts.append(f"CPU {_machine(record)}")
     if _load(record):
         parts.append(f"load {_load(record)}")
     return ", ".join(p for p in parts if p)
@@ -259,8 +261,8 @@ def goals_rst(directory: Path) -> list[str]:
             else:
                 met = value <= goal.bound if goal.at_most else value >= goal.bound
                 verdict, figure = ("met" if met else "**not met**"), f"{value:,.1f}{goal.unit}"
-            when = _when({**record, "cpu": None, "load_average_before": record.get("load_average_before") or
-                          record.get("load_before")})
+            when = _when({**record, "load_average_before": record.get("load_average_before") or
+                          record.get("load_before")}, cpu=False)
             rows.append([goal.text if i == 0 else "", _machine(record), figure, verdict, f"``{goal.file}``, {when}"])
     title = "Goals"
     return [title, "-" * len(title), "", "The latest record of each goal's workload on each machine it was "
