@@ -84,6 +84,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nested", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args(argv)
+    if not (Path(args.against) / "pyproject.toml").is_file():
+        parser.error(f"--against {args.against!r} is not a checkout of simstudy (no pyproject.toml there); "
+                     "make one with: git worktree add ../old COMMIT")
+    if min(args.replicates, args.repeats) < 1 or args.nested < 0:
+        parser.error("--replicates and --repeats must be at least 1 and --nested at least 0")
     checkouts = {"this": ROOT, "against": Path(args.against).resolve()}
     seconds: dict[str, list[float]] = {tag: [] for tag in checkouts}
     load_before = os.getloadavg()
