@@ -24,9 +24,9 @@ import os
 import statistics
 import subprocess
 import sys
+import re
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -41,8 +41,11 @@ OUTPUT = ROOT / "results" / "benchmarks" / "cv_clt_checkouts.jsonl"
 
 def entry_point(checkout: Path) -> list[str]:
     """The command that runs ``checkout``'s ``simstudy`` entry point with this Python."""
-    scripts = tomllib.loads((checkout / "pyproject.toml").read_text())["project"]["scripts"]
-    module, function = scripts["simstudy"].split(":")
+    # the [project.scripts] line `simstudy = "module:function"` (tomllib needs Python 3.11)
+    entry = re.search(r'^simstudy\s*=\s*"([\w.]+):(\w+)"', (checkout / "pyproject.toml").read_text(), re.M)
+    if entry is None:
+        raise SystemExit(f"{checkout}/pyproject.toml names no `simstudy` entry point under [project.scripts].")
+    module, function = entry.groups()
     return [sys.executable, "-c", f"import sys; from {module} import {function}; sys.exit({function}())"]
 
 

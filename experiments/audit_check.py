@@ -21,6 +21,7 @@ diabetes_ridge | diabetes_tree | table ...]
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -40,6 +41,17 @@ def _folder(name: str, rule: str) -> Path:
     return OUT / name if rule == "sequential" else OUT / "fixed" / name
 
 
+@contextlib.contextmanager
+def _inside(directory: str):
+    """Run the block with ``directory`` as the working directory (contextlib.chdir needs Python 3.11)."""
+    previous = os.getcwd()
+    os.chdir(directory)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
+
+
 def letter(name: str, rule: str) -> None:
     """letter_N: a random N-row subsample; letter_head_N: the first N rows (the README's example)."""
     from simstudy.audit import audit
@@ -51,7 +63,7 @@ def letter(name: str, rule: str) -> None:
     else:
         pick = np.sort(np.random.default_rng(2024 + rows).choice(len(lines), rows, replace=False))
     out = _folder(name, rule).resolve()
-    with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
+    with tempfile.TemporaryDirectory() as tmp, _inside(tmp):
         # the report names the file as given: a name without the temporary directory's random path
         path = Path(f"{name}.data")
         path.write_text("\n".join(lines[i] for i in pick) + "\n")
