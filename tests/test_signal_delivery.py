@@ -227,3 +227,57 @@ def test_ctrl_c_while_the_pool_forks_its_workers_stops_and_kills_them():
     proc = subprocess.run([sys.executable, "-c", _POOL_SCRIPT], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split("\n")[:2] == ["interrupted", "children 0"], proc.stdout
+
+
+_FIGURES_SCRIPT = textwrap.dedent("""
+    import os, signal, sys, time
+    from pathlib import Path
+    from matplotlib.figure import Figure
+    from simstudy.engine.backends import figures
+    from simstudy.engine.backends.signals import stop_on_signals
+
+    SIGNAL, folder, own_handler, parent_seconds = getattr(signal, sys.argv[1]), Path(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+    parent = os.getpid()
+
+    def maker():
+        if os.getpid() != parent:  # a child: the signal reaches it alone (sent to the group while the parent forked)
+            os.kill(os.getpid(), SIGNAL)
+            time.sleep(5)
+        else:
+            time.sleep(parent_seconds)  # the parent's own figure
+        return Figure()
+
+    if own_handler == "own":
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    forked = []
+    os.register_at_fork(after_in_parent=lambda: forked.append(1))
+    start = time.monotonic()
+    with stop_on_signals():
+        try:
+            figures.start_saving_figures({f"f{i}": maker for i in range(6)}, folder).wait()
+            print("finished", flush=True)
+        except KeyboardInterrupt as exc:
+            print("stopped", type(exc).__name__, getattr(exc, "name", "SIGINT"), flush=True)
+    handler = signal.getsignal(signal.SIGCHLD)
+    print("children", len(forked), "handler", "default" if handler is signal.SIG_DFL else "own" if callable(handler) else handler)
+    print("seconds", time.monotonic() - start)
+    print("saved", len(list(folder.glob("*.png"))))
+    """)
+
+
+@pytest.mark.parametrize("name, own_handler, parent_seconds", [
+    ("SIGINT", "none", 60), ("SIGTERM", "none", 60), ("SIGINT", "own", 1)])
+def test_a_figure_child_stopped_alone_stops_the_parent(tmp_path, name, own_handler, parent_seconds):
+    """Ctrl-C (or SIGTERM) sent to the whole group while the parent forks a figure process may reach
+    only the child (the forking thread blocks it); the parent then stops as if it had been
+    signalled, at once (SIGCHLD interrupts a figure it draws itself), or, where the program handles
+    SIGCHLD itself, before it draws its next figure. It never draws the children's figures and ends
+    with the status of a stopped run."""
+    proc = subprocess.run([sys.executable, "-c", _FIGURES_SCRIPT, name, str(tmp_path), own_handler,
+                           str(parent_seconds)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.split("\n")
+    stopped = {"SIGINT": "stopped KeyboardInterrupt SIGINT", "SIGTERM": "stopped RunStopped SIGTERM"}[name]
+    assert lines[:2] == [stopped, f"children 2 handler {'own' if own_handler == 'own' else 'default'}"], proc.stdout
+    assert float(lines[2].split()[1]) < 10, proc.stdout  # not the parent's 60 s figure, nor the children's
+    assert int(lines[3].split()[1]) <= 1, proc.stdout    # at most the parent's own (1 s) figure

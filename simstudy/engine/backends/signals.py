@@ -25,8 +25,8 @@ import threading
 import time
 from typing import Iterator
 
-__all__ = ["RunStopped", "die_with_parent", "forking", "raise_if_stopped", "stop_on_signals", "unblock_stop_signals",
-           "watch_parent"]
+__all__ = ["RunStopped", "die_with_parent", "forking", "raise_if_stopped", "stop_on_signals", "stop_raised_for",
+           "stop_status", "stopped_exit_code", "unblock_stop_signals", "watch_parent"]
 
 log = logging.getLogger("simstudy")
 
@@ -77,8 +77,9 @@ def _raise_stopped(signum: int, frame) -> None:
     raise RunStopped(signum)
 
 
-#: The signals :func:`forking` blocks in the thread that forks: Ctrl-C and the stop signals.
-_BLOCKED_WHILE_FORKING = frozenset({signal.SIGINT, *STOP_SIGNALS})
+#: The signals :func:`forking` blocks in the thread that forks: Ctrl-C, the stop signals, and
+#: SIGCHLD, whose handler (the figure processes') may raise too.
+_BLOCKED_WHILE_FORKING = frozenset({signal.SIGINT, signal.SIGCHLD, *STOP_SIGNALS})
 try:
     # the C function itself: the module's wrapper is a Python function, and a handler run as it is
     # entered or left (a signal taken by another thread) could raise between the mask's change and
@@ -148,6 +149,32 @@ def forking() -> Iterator[None]:
 def _hold_interrupt(signum: int, frame) -> None:
     global _interrupted
     _interrupted = True
+
+
+def stop_status(status: int) -> int | None:
+    """The stop signal (SIGINT, SIGTERM, SIGHUP) that ended a child of exit ``status`` (as
+    :func:`os.waitpid` gives it), or None. A child stops with status 128 + the signal's number
+    (:func:`stopped_exit_code`), or is killed by the signal itself."""
+    if os.WIFSIGNALED(status):
+        code = os.WTERMSIG(status)
+    elif os.WIFEXITED(status):
+        code = os.WEXITSTATUS(status) - 128
+    else:
+        return None
+    return code if code in (signal.SIGINT, *STOP_SIGNALS) else None
+
+
+def stopped_exit_code(exc: BaseException) -> int:
+    """The exit status of a child stopped by ``exc`` (:class:`KeyboardInterrupt` or
+    :class:`RunStopped`): 128 + the signal's number, as a shell reports a process the signal
+    killed (130 for Ctrl-C)."""
+    return 128 + (exc.signum if isinstance(exc, RunStopped) else signal.SIGINT)
+
+
+def stop_raised_for(signum: int) -> KeyboardInterrupt:
+    """The exception this process raises for the stop signal ``signum``: :class:`KeyboardInterrupt`
+    for Ctrl-C, :class:`RunStopped` for SIGTERM and SIGHUP."""
+    return KeyboardInterrupt() if signum == signal.SIGINT else RunStopped(signum)
 
 
 def raise_if_stopped() -> None:
