@@ -8,13 +8,16 @@ raised when the fork is over; a stop dropped anywhere else is raised again by
 :func:`~simstudy.engine.backends.signals.raise_if_stopped` from the run's waiting loops."""
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from simstudy.engine.backends.signals import RunStopped, raise_if_stopped, stop_on_signals
+from simstudy.engine.backends.signals import (RunStopped, raise_if_stopped, stop_on_signals, stop_raised_for,
+                                              stop_status, stopped_exit_code)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork and POSIX signals")
 
@@ -236,7 +239,8 @@ _FIGURES_SCRIPT = textwrap.dedent("""
     from simstudy.engine.backends import figures
     from simstudy.engine.backends.signals import stop_on_signals
 
-    SIGNAL, folder, own_handler, parent_seconds = getattr(signal, sys.argv[1]), Path(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+    SIGNAL, folder, own_handler = getattr(signal, sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    parent_seconds = float(sys.argv[4])
     parent = os.getpid()
 
     def maker():
@@ -278,6 +282,27 @@ def test_a_figure_child_stopped_alone_stops_the_parent(tmp_path, name, own_handl
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.split("\n")
     stopped = {"SIGINT": "stopped KeyboardInterrupt SIGINT", "SIGTERM": "stopped RunStopped SIGTERM"}[name]
-    assert lines[:2] == [stopped, f"children 2 handler {'own' if own_handler == 'own' else 'default'}"], proc.stdout
+    children = min(6, len(os.sched_getaffinity(0)))  # one per core, up to one per figure
+    assert lines[:2] == [stopped, f"children {children} handler {'own' if own_handler == 'own' else 'default'}"], \
+        proc.stdout
     assert float(lines[2].split()[1]) < 10, proc.stdout  # not the parent's 60 s figure, nor the children's
     assert int(lines[3].split()[1]) <= 1, proc.stdout    # at most the parent's own (1 s) figure
+
+
+@pytest.mark.parametrize("status, stopped", [
+    (130 << 8, signal.SIGINT), (143 << 8, signal.SIGTERM), (129 << 8, signal.SIGHUP),  # exited 128 + signal
+    (signal.SIGINT, signal.SIGINT), (signal.SIGTERM, signal.SIGTERM),                   # killed by the signal
+    (0, None), (1 << 8, None), (137 << 8, None), (signal.SIGKILL, None), (signal.SIGSEGV, None)])
+def test_the_stop_of_a_child_is_read_from_its_status(status, stopped):
+    """Exit 0, a failure (1), SIGKILL (killed, or exit 137 from a shell) and a crash are not stops."""
+    assert stop_status(status) == stopped
+
+
+def test_a_stopped_child_exits_as_a_shell_reports_the_signal_and_the_parent_raises_the_same_stop():
+    assert stopped_exit_code(KeyboardInterrupt()) == 130
+    assert stopped_exit_code(RunStopped(signal.SIGTERM)) == 143 and stopped_exit_code(RunStopped(signal.SIGHUP)) == 129
+    assert type(stop_raised_for(signal.SIGINT)) is KeyboardInterrupt
+    assert stop_raised_for(signal.SIGTERM).signum == signal.SIGTERM
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # the round trip the figure processes make
+        exc = stop_raised_for(signum)
+        assert stop_status(stopped_exit_code(exc) << 8) == signum
